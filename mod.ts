@@ -1,0 +1,22 @@
+/**
+ * watchwire: Kubernetes (and etcd) watch traffic to typed watch events, with Web Streams, in any JavaScript runtime.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse } from "watchwire";
+ *
+ * const body = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web","resourceVersion":"5"}}}\n';
+ * const response = new Response(body, { headers: { "content-type": "application/json;stream=watch" } });
+ * for await (const event of decodeWatchResponse(response)) console.log(event.type, event.object.metadata?.name);
+ * ```
+ *
+ * @module
+ */
+export * from "./src/errors.ts";
+export * from "./src/events.ts";
+export { type FieldList, toHeaders } from "./src/transport/field_line.ts";
+export * from "./src/transport/chunked_decoder.ts";
+export * from "./src/transport/chunked_decoder_stream.ts";
+export * from "./src/codec/ndjson_decoder_stream.ts";
+export * from "./src/codec/watch_event.ts";
+export * from "./src/codec/json_watch_event_decoder_stream.ts";

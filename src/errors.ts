@@ -1,0 +1,110 @@
+/**
+ * The one error type every watchwire decoder throws for bad input.
+ *
+ * @module
+ */
+
+/** What went wrong, machine-readable. */
+export type DecodeErrorCode =
+  /** The input ended inside a frame, chunk, header block or line. */
+  | "TRUNCATED"
+  /** A chunk-size line of HTTP/1.1 chunked coding is malformed. */
+  | "CHUNK_SIZE_INVALID"
+  /** A chunk size does not fit in a safe integer or exceeds the configured limit. */
+  | "CHUNK_SIZE_OVERFLOW"
+  /** A CRLF was required (after a chunk-size line, chunk data or a field line) and something else came. */
+  | "CRLF_EXPECTED"
+  /** A header or trailer field line is malformed. */
+  | "HEADER_INVALID"
+  /** A header section, trailer section or chunk-size line is longer than its limit. */
+  | "HEADER_TOO_LARGE"
+  /** An HTTP/1.1 status line is malformed. */
+  | "STATUS_LINE_INVALID"
+  /** A Content-Length is malformed or the message framing headers contradict each other. */
+  | "CONTENT_LENGTH_INVALID"
+  /** A Transfer-Encoding or Content-Encoding this decoder does not implement. */
+  | "ENCODING_UNSUPPORTED"
+  /** Compressed data is corrupt. */
+  | "DECOMPRESSION_FAILED"
+  /** Bytes follow the end of a message where none may. */
+  | "TRAILING_DATA"
+  /** A line is longer than the configured maximum. */
+  | "LINE_TOO_LONG"
+  /** A line is not valid JSON. */
+  | "JSON_INVALID"
+  /** A watch event is not an object with a known `type` and an `object`. */
+  | "EVENT_INVALID"
+  /** A watch event's `type` is not ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  | "EVENT_TYPE_UNKNOWN"
+  /** A response's Content-Type names a format watchwire cannot decode. */
+  | "CONTENT_TYPE_UNSUPPORTED";
+
+/** Options of {@linkcode DecodeError}. */
+export interface DecodeErrorOptions {
+  /** The underlying error, e.g. the `SyntaxError` of `JSON.parse`. */
+  cause?: unknown;
+  /** Where in a larger input the fault is, e.g. `"body of response 2"`. */
+  context?: string;
+  /** The fault's byte offset in the outermost input (a capture file), when a layer can map it. */
+  inputOffset?: number;
+}
+
+/**
+ * A decoding fault: what (`code`), where (`offset`, the byte offset in the input of the stream that found it) and a
+ * message a person understands.
+ *
+ * A stream that throws it has first delivered everything it decoded before the fault.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, NdjsonDecoderStream } from "watchwire";
+ *
+ * const body = new Blob(['{"a":1}\n{oops}\n']).stream();
+ * const values: unknown[] = [];
+ * try {
+ *   for await (const v of body.pipeThrough(new NdjsonDecoderStream())) values.push(v);
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset); // JSON_INVALID 8
+ * }
+ * console.log(values); // [ { a: 1 } ]
+ * ```
+ */
+export class DecodeError extends Error {
+  /** What went wrong. */
+  readonly code: DecodeErrorCode;
+  /** Byte offset, in the input of the stream that found the fault, where the fault is. */
+  readonly offset: number;
+  /** Where in a larger input, if a wrapping decoder said so (e.g. `"body of response 2"`). */
+  readonly context: string | undefined;
+  /** The fault's byte offset in the outermost input, when a wrapping decoder could map it. */
+  readonly inputOffset: number | undefined;
+  /** The message without the location suffix. */
+  readonly detail: string;
+
+  constructor(code: DecodeErrorCode, offset: number, detail: string, options: DecodeErrorOptions = {}) {
+    super(DecodeError.#format(detail, offset, options), options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "DecodeError";
+    this.code = code;
+    this.offset = offset;
+    this.detail = detail;
+    this.context = options.context;
+    this.inputOffset = options.inputOffset;
+  }
+
+  /** A copy of this error placed inside a larger input: `context` names the part, `inputOffset` the outer offset. */
+  within(context: string, inputOffset?: number): DecodeError {
+    const outer = this.context === undefined ? context : `${this.context} of ${context}`;
+    return new DecodeError(this.code, this.offset, this.detail, {
+      cause: this.cause,
+      context: outer,
+      inputOffset: inputOffset ?? this.inputOffset,
+    });
+  }
+
+  static #format(detail: string, offset: number, options: DecodeErrorOptions): string {
+    let where = `at byte ${offset}`;
+    if (options.context !== undefined) where += ` of the ${options.context}`;
+    if (options.inputOffset !== undefined) where += ` (byte ${options.inputOffset} of the input)`;
+    return `${detail} ${where}`;
+  }
+}

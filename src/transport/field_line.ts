@@ -1,0 +1,70 @@
+/**
+ * HTTP/1.1 field lines (RFC 9110 §5, RFC 9112 §5): parsing shared by header and trailer sections.
+ *
+ * @module
+ */
+import { DecodeError } from "../errors.ts";
+
+/** Header or trailer fields in arrival order, names lower-cased, values with surrounding whitespace removed. */
+export type FieldList = Array<[name: string, value: string]>;
+
+// tchar per RFC 9110 §5.6.2.
+const TOKEN = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+  TOKEN[c.charCodeAt(0)] = 1;
+}
+
+/** Latin-1 text of `bytes` (each byte one UTF-16 unit): how HTTP/1.1 field values are read. */
+export function latin1(bytes: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 8192) {
+    out += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192) as unknown as number[]);
+  }
+  return out;
+}
+
+/** True when `b` is SP or HTAB. */
+export function isWhitespace(b: number): boolean {
+  return b === 0x20 || b === 0x09;
+}
+
+/**
+ * Parses one field line (without its CRLF) into a lower-cased name and a trimmed value.
+ * `offset` is the line's byte offset in the input, for errors.
+ */
+export function parseFieldLine(line: Uint8Array, offset: number): [string, string] {
+  if (line.length > 0 && isWhitespace(line[0])) {
+    throw new DecodeError("HEADER_INVALID", offset, "obsolete line folding (a field line starting with whitespace)");
+  }
+  let colon = 0;
+  while (colon < line.length && TOKEN[line[colon]] === 1) colon++;
+  if (colon === line.length || line[colon] !== 0x3a) {
+    throw new DecodeError("HEADER_INVALID", offset + colon, "a field name must be a token followed by ':'");
+  }
+  if (colon === 0) throw new DecodeError("HEADER_INVALID", offset, "empty field name");
+  let start = colon + 1;
+  let end = line.length;
+  while (start < end && isWhitespace(line[start])) start++;
+  while (end > start && isWhitespace(line[end - 1])) end--;
+  for (let i = start; i < end; i++) {
+    const b = line[i];
+    if ((b < 0x20 && b !== 0x09) || b === 0x7f) {
+      throw new DecodeError("HEADER_INVALID", offset + i, `control byte 0x${b.toString(16).padStart(2, "0")} in a field value`);
+    }
+  }
+  return [latin1(line.subarray(0, colon)).toLowerCase(), latin1(line.subarray(start, end))];
+}
+
+/** The values of every field named `name` (lower-case), in order. */
+export function fieldValues(fields: FieldList, name: string): string[] {
+  const out: string[] = [];
+  for (const [n, v] of fields) if (n === name) out.push(v);
+  return out;
+}
+
+/** A web `Headers` holding `fields` (repeated fields combined as `Headers` does). */
+export function toHeaders(fields: FieldList): Headers {
+  const headers = new Headers();
+  for (const [name, value] of fields) headers.append(name, value);
+  return headers;
+}

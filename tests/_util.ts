@@ -1,0 +1,107 @@
+/**
+ * Shared test helpers: byte streams from chunk lists, collecting streams, and the fast-check arbitrary that splits
+ * an input into chunks (down to single bytes) for split-invariance properties.
+ */
+import fc from "fast-check";
+import { DecodeError } from "../mod.ts";
+
+export const encoder = new TextEncoder();
+export const utf8 = (s: string): Uint8Array => encoder.encode(s);
+
+/** A stream that yields `chunks` in order. */
+export function streamOf<T>(chunks: Iterable<T>): ReadableStream<T> {
+  const list = [...chunks];
+  return new ReadableStream<T>({
+    start(controller) {
+      for (const chunk of list) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+}
+
+/** Everything `stream` yields, then how it ended: `error` is what it failed with, if it failed. */
+export async function drain<T>(stream: ReadableStream<T>): Promise<{ values: T[]; error: unknown }> {
+  const values: T[] = [];
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { values, error: undefined };
+      values.push(value);
+    }
+  } catch (error) {
+    return { values, error };
+  }
+}
+
+/** Cuts `bytes` at `cuts` (sorted or not, deduplicated here) into chunks that are copies, as a network would deliver. */
+export function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.filter((c) => c > 0 && c < bytes.length))].sort((a, b) => a - b);
+  const chunks: Uint8Array[] = [];
+  let from = 0;
+  for (const p of points) {
+    chunks.push(bytes.slice(from, p));
+    from = p;
+  }
+  chunks.push(bytes.slice(from));
+  return chunks;
+}
+
+/** Single bytes: the finest split. */
+export function bytewise(bytes: Uint8Array): Uint8Array[] {
+  return Array.from(bytes, (b) => Uint8Array.of(b));
+}
+
+/** An arbitrary set of cut points for an input of `length` bytes. */
+export function cutsFor(length: number): fc.Arbitrary<number[]> {
+  return fc.array(fc.integer({ min: 1, max: Math.max(1, length - 1) }), { maxLength: Math.min(64, length) });
+}
+
+/** Concatenates byte arrays (tests only: the library never concatenates payloads). */
+export function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A comparable summary of an error: its code and offset for a DecodeError, else its string form. */
+export function errorKey(error: unknown): string | undefined {
+  if (error === undefined) return undefined;
+  if (error instanceof DecodeError) return `${error.code}@${error.offset}`;
+  return String(error);
+}
+
+/**
+ * Asserts split invariance of a byte-stream decoder: for the whole input, for single bytes and for `runs` random
+ * partitions, the decoded values and the error (code and offset) are identical. `decode` builds a fresh pipeline.
+ */
+export async function assertSplitInvariant<T>(
+  input: Uint8Array,
+  decode: (source: ReadableStream<Uint8Array>) => ReadableStream<T>,
+  options: { runs?: number; normalize?: (values: T[]) => unknown } = {},
+): Promise<{ values: T[]; error: unknown }> {
+  const normalize = options.normalize ?? ((v: T[]) => v);
+  const reference = await drain(decode(streamOf([input.slice()])));
+  const expected = JSON.stringify({ values: normalize(reference.values), error: errorKey(reference.error) });
+  const single = await drain(decode(streamOf(bytewise(input))));
+  const got = JSON.stringify({ values: normalize(single.values), error: errorKey(single.error) });
+  if (got !== expected) throw new Error(`byte-by-byte split differs:\n${got}\nexpected\n${expected}`);
+  await fc.assert(
+    fc.asyncProperty(cutsFor(input.length), async (cuts) => {
+      const result = await drain(decode(streamOf(splitAt(input, cuts))));
+      const actual = JSON.stringify({ values: normalize(result.values), error: errorKey(result.error) });
+      if (actual !== expected) throw new Error(`split at ${cuts} differs:\n${actual}\nexpected\n${expected}`);
+    }),
+    { numRuns: options.runs ?? 100 },
+  );
+  return reference;
+}
+
+/** Decodes bytes to text (for payload comparisons). */
+export function text(parts: Uint8Array[] | Uint8Array): string {
+  return new TextDecoder().decode(Array.isArray(parts) ? concat(parts) : parts);
+}
