@@ -20,3 +20,8 @@ export * from "./src/transport/chunked_decoder_stream.ts";
 export * from "./src/codec/ndjson_decoder_stream.ts";
 export * from "./src/codec/watch_event.ts";
 export * from "./src/codec/json_watch_event_decoder_stream.ts";
+export * from "./src/codec/media_type.ts";
+export type { Http1BodyFraming, Http1Head } from "./src/transport/http1_head.ts";
+export * from "./src/transport/http1_response_decoder_stream.ts";
+export * from "./src/watch/decode_watch_response.ts";
+export * from "./src/cli/main.ts";

@@ -82,7 +82,10 @@ export class DecodeError extends Error {
   readonly detail: string;
 
   constructor(code: DecodeErrorCode, offset: number, detail: string, options: DecodeErrorOptions = {}) {
-    super(DecodeError.#format(detail, offset, options), options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      DecodeError.#format(detail, offset, options),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = "DecodeError";
     this.code = code;
     this.offset = offset;

@@ -12,7 +12,7 @@ function chunked(parts: string[], trailer = ""): Uint8Array {
 const decode = (source: ReadableStream<Uint8Array>) => source.pipeThrough(new ChunkedDecoderStream());
 
 test("chunked: payload, extensions and trailers", async () => {
-  const wire = utf8("5;name=value;x=\"q s\"\r\nhello\r\n000006\r\n world\r\n0;last\r\nX-Sum: abc \r\nX-Sum: def\r\n\r\n");
+  const wire = utf8('5;name=value;x="q s"\r\nhello\r\n000006\r\n world\r\n0;last\r\nX-Sum: abc \r\nX-Sum: def\r\n\r\n');
   const stream = new ChunkedDecoderStream();
   const { values, error } = await drain(streamOf([wire]).pipeThrough(stream));
   assert.equal(error, undefined);
@@ -77,13 +77,19 @@ function expectError(wire: string, code: string, offset: number, payload = "") {
   };
 }
 
-test("chunked: a malformed size is CHUNK_SIZE_INVALID at its byte", expectError("3\r\nabc\r\nxyz\r\n", "CHUNK_SIZE_INVALID", 8, "abc"));
+test(
+  "chunked: a malformed size is CHUNK_SIZE_INVALID at its byte",
+  expectError("3\r\nabc\r\nxyz\r\n", "CHUNK_SIZE_INVALID", 8, "abc"),
+);
 test("chunked: an empty size line is rejected", expectError("\r\n", "CHUNK_SIZE_INVALID", 0));
 test("chunked: whitespace then CRLF is rejected", expectError("3 \r\nabc\r\n0\r\n\r\n", "CHUNK_SIZE_INVALID", 2));
 test("chunked: a bare LF after the size is CRLF_EXPECTED", expectError("3\nabc", "CRLF_EXPECTED", 1));
 test("chunked: data not followed by CRLF", expectError("3\r\nabcd\r\n", "CRLF_EXPECTED", 6, "abc"));
 test("chunked: a bare LF after data", expectError("3\r\nabc\n0\r\n\r\n", "CRLF_EXPECTED", 6, "abc"));
-test("chunked: a size over 2^53 is CHUNK_SIZE_OVERFLOW", expectError("1\r\na\r\n20000000000000\r\n", "CHUNK_SIZE_OVERFLOW", 19, "a"));
+test(
+  "chunked: a size over 2^53 is CHUNK_SIZE_OVERFLOW",
+  expectError("1\r\na\r\n20000000000000\r\n", "CHUNK_SIZE_OVERFLOW", 19, "a"),
+);
 test("chunked: truncated mid-chunk", expectError("a\r\n01234", "TRUNCATED", 8, "01234"));
 test("chunked: truncated before the last chunk", expectError("1\r\nx\r\n", "TRUNCATED", 6, "x"));
 test("chunked: truncated in the trailers", expectError("0\r\nA: b\r\n", "TRUNCATED", 9));

@@ -102,7 +102,9 @@ export class NdjsonLineParser<T = unknown> {
       }
     }
     this.#offset += chunk.length;
-    if (lastLf + 1 < chunk.length) this.#extendCarry(chunk.subarray(lastLf + 1), this.#offset - (chunk.length - lastLf - 1));
+    if (lastLf + 1 < chunk.length) {
+      this.#extendCarry(chunk.subarray(lastLf + 1), this.#offset - (chunk.length - lastLf - 1));
+    }
   }
 
   /** Ends the input: a last line without a newline is parsed; one that does not parse is `TRUNCATED`. */
@@ -169,7 +171,9 @@ export class NdjsonLineParser<T = unknown> {
     for (;;) {
       const lf = region.indexOf(LF, from);
       const end = lf === -1 ? region.length : lf;
-      if (end - from > this.#max) throw new DecodeError("LINE_TOO_LONG", at + from, `line longer than ${this.#max} bytes`);
+      if (end - from > this.#max) {
+        throw new DecodeError("LINE_TOO_LONG", at + from, `line longer than ${this.#max} bytes`);
+      }
       this.#parseLine(this.#text.decode(region.subarray(from, end)), at + from, emit);
       if (lf === -1) return;
       from = lf + 1;

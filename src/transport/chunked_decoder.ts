@@ -127,7 +127,9 @@ export class ChunkedDecoder {
         }
         case State.SizeWhitespace: {
           // RFC 9112: whitespace after the size may only precede a chunk extension.
-          if (input[i] === CR) throw this.#error("CHUNK_SIZE_INVALID", i, "whitespace after a chunk size without an extension");
+          if (input[i] === CR) {
+            throw this.#error("CHUNK_SIZE_INVALID", i, "whitespace after a chunk size without an extension");
+          }
           this.#afterSize(input[i], i);
           i++;
           break;
@@ -141,7 +143,9 @@ export class ChunkedDecoder {
             throw this.#error(
               b === LF ? "CRLF_EXPECTED" : "CHUNK_SIZE_INVALID",
               i,
-              b === LF ? "bare LF ends a chunk-size line (CRLF required)" : `control byte ${describe(b)} in a chunk extension`,
+              b === LF
+                ? "bare LF ends a chunk-size line (CRLF required)"
+                : `control byte ${describe(b)} in a chunk extension`,
             );
           } else {
             this.#countLineByte(i);
@@ -150,7 +154,9 @@ export class ChunkedDecoder {
           break;
         }
         case State.SizeLf: {
-          if (input[i] !== LF) throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          if (input[i] !== LF) {
+            throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          }
           i++;
           this.#lineBytes = 0;
           if (this.#remaining === 0) {
@@ -170,7 +176,9 @@ export class ChunkedDecoder {
           break;
         }
         case State.DataLf: {
-          if (input[i] !== LF) throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          if (input[i] !== LF) {
+            throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          }
           this.#state = State.SizeStart;
           i++;
           break;
@@ -193,7 +201,9 @@ export class ChunkedDecoder {
           break;
         }
         case State.TrailerLf: {
-          if (input[i] !== LF) throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          if (input[i] !== LF) {
+            throw this.#error("CRLF_EXPECTED", i, `expected LF after CR, found ${describe(input[i])}`);
+          }
           i++;
           if (this.#line.length === 0) {
             this.#state = State.Done;
@@ -244,7 +254,11 @@ export class ChunkedDecoder {
     }
   }
 
-  #error(code: "CHUNK_SIZE_INVALID" | "CHUNK_SIZE_OVERFLOW" | "CRLF_EXPECTED" | "HEADER_TOO_LARGE", i: number, message: string) {
+  #error(
+    code: "CHUNK_SIZE_INVALID" | "CHUNK_SIZE_OVERFLOW" | "CRLF_EXPECTED" | "HEADER_TOO_LARGE",
+    i: number,
+    message: string,
+  ) {
     return new DecodeError(code, this.#consumed + i, message);
   }
 }

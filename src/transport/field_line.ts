@@ -49,7 +49,11 @@ export function parseFieldLine(line: Uint8Array, offset: number): [string, strin
   for (let i = start; i < end; i++) {
     const b = line[i];
     if ((b < 0x20 && b !== 0x09) || b === 0x7f) {
-      throw new DecodeError("HEADER_INVALID", offset + i, `control byte 0x${b.toString(16).padStart(2, "0")} in a field value`);
+      throw new DecodeError(
+        "HEADER_INVALID",
+        offset + i,
+        `control byte 0x${b.toString(16).padStart(2, "0")} in a field value`,
+      );
     }
   }
   return [latin1(line.subarray(0, colon)).toLowerCase(), latin1(line.subarray(start, end))];

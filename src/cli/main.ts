@@ -1,0 +1,284 @@
+/**
+ * The `watchwire` command, free of any runtime: arguments in, text out, an exit status back. The runtime adapters
+ * (`cli/node.ts` for Node and Bun, `cli/deno.ts` for Deno) give it files, stdin and stdout.
+ *
+ * @module
+ */
+import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "../codec/ndjson_decoder_stream.ts";
+import { toWatchEvent } from "../codec/watch_event.ts";
+import { DecodeError } from "../errors.ts";
+import type { WatchEvent } from "../events.ts";
+import { type Http1Response, Http1ResponseDecoderStream } from "../transport/http1_response_decoder_stream.ts";
+import { decodeWatchResponse, type WatchBodyCodec } from "../watch/decode_watch_response.ts";
+import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
+import { peek } from "./peek.ts";
+
+/** What the command needs from its runtime. */
+export interface CliHost {
+  /** The bytes of FILE; `"-"` is standard input. Throws if the file cannot be opened. */
+  open(path: string): Promise<ReadableStream<Uint8Array>>;
+  /** Writes to standard output (resolves when the text is taken: backpressure). */
+  stdout(text: string): Promise<void> | void;
+  /** Writes to standard error. */
+  stderr(text: string): Promise<void> | void;
+  /** Whether standard output is a terminal (then the default output is a table). */
+  stdoutIsTerminal: boolean;
+  /** The package version, for `--version`. */
+  version: string;
+}
+
+export const USAGE =
+  `Usage: watchwire decode [--output ndjson|table] [--content-type TYPE] [--max-event-bytes N] FILE...
+
+Decodes what a Kubernetes watch client received and prints its events.
+FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
+(detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive)
+or a bare watch body (newline-delimited JSON).
+
+  -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a
+                              terminal), or a table: type, kind, namespace/name, resourceVersion
+  --content-type TYPE         the media type of a bare body (default application/json)
+  --max-event-bytes N         largest event accepted (default 16777216)
+  -h, --help                  this text
+  -V, --version               the version
+
+Exit status: 0 when every input decoded, 1 on a decoding fault (the events before it are printed,
+then one line on stderr naming the byte offset), 2 on a usage error or an unreadable FILE.
+`;
+
+interface Options {
+  output: "ndjson" | "table";
+  contentType: string;
+  maxEventBytes: number | undefined;
+  files: string[];
+}
+
+class UsageError extends Error {}
+
+function parseArgs(args: string[], host: CliHost): Options | "help" | "version" {
+  if (args.length === 0) throw new UsageError("no command given");
+  if (args[0] === "-h" || args[0] === "--help" || args[0] === "help") return "help";
+  if (args[0] === "-V" || args[0] === "--version") return "version";
+  if (args[0] !== "decode") throw new UsageError(`unknown command ${JSON.stringify(args[0])}`);
+  const options: Options = {
+    output: host.stdoutIsTerminal ? "table" : "ndjson",
+    contentType: "application/json",
+    maxEventBytes: undefined,
+    files: [],
+  };
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const value = () => {
+      if (eq !== -1) return arg.slice(eq + 1);
+      if (i + 1 >= args.length) throw new UsageError(`${name} needs a value`);
+      return args[++i];
+    };
+    switch (name) {
+      case "-h":
+      case "--help":
+        return "help";
+      case "-o":
+      case "--output": {
+        const v = value();
+        if (v !== "ndjson" && v !== "table") {
+          throw new UsageError(`--output must be ndjson or table, not ${JSON.stringify(v)}`);
+        }
+        options.output = v;
+        break;
+      }
+      case "--content-type":
+        options.contentType = value();
+        break;
+      case "--max-event-bytes": {
+        const v = Number(value());
+        if (!Number.isSafeInteger(v) || v <= 0) throw new UsageError("--max-event-bytes must be a positive integer");
+        options.maxEventBytes = v;
+        break;
+      }
+      default:
+        if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+        options.files.push(arg);
+    }
+  }
+  if (options.files.length === 0) throw new UsageError("no FILE given (use - for standard input)");
+  return options;
+}
+
+/**
+ * Runs the command with `args` (without the program name) and returns the exit status.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "watchwire";
+ *
+ * const out: string[] = [];
+ * const status = await runCli(["decode", "-"], {
+ *   open: async () => new Blob(['{"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n']).stream(),
+ *   stdout: (t) => void out.push(t),
+ *   stderr: (t) => void out.push(t),
+ *   stdoutIsTerminal: false,
+ *   version: "0.0.0",
+ * });
+ * console.log(status, out.join("")); // 0 {"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"a"}}}
+ * ```
+ */
+export async function runCli(args: string[], host: CliHost): Promise<number> {
+  let options: Options | "help" | "version";
+  try {
+    options = parseArgs(args, host);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    await host.stderr(`watchwire: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options === "help") {
+    await host.stdout(USAGE);
+    return 0;
+  }
+  if (options === "version") {
+    await host.stdout(`watchwire ${host.version}\n`);
+    return 0;
+  }
+  const out = new OutputBuffer(host);
+  if (options.output === "table") out.line(tableHeader());
+  for (const file of options.files) {
+    let input: ReadableStream<Uint8Array>;
+    try {
+      input = await host.open(file);
+    } catch (error) {
+      await out.flush();
+      await host.stderr(`watchwire: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+    const status = await decodeFile(file, input, options, out);
+    if (status !== 0) return status;
+  }
+  await out.flush();
+  return 0;
+}
+
+/** Collects output lines and writes them in blocks: one write per event would dominate the run time. */
+class OutputBuffer {
+  #text = "";
+  constructor(readonly host: CliHost) {}
+  line(text: string): Promise<void> | undefined {
+    this.#text += text + "\n";
+    return this.#text.length >= 65536 ? this.flush() : undefined;
+  }
+  async flush(): Promise<void> {
+    if (this.#text === "") return;
+    const text = this.#text;
+    this.#text = "";
+    await this.host.stdout(text);
+  }
+  async note(text: string): Promise<void> {
+    await this.flush();
+    await this.host.stderr(text + "\n");
+  }
+}
+
+/** What the CLI's JSON codec yields for a response that is a list, not a watch. */
+interface ListNote {
+  type: "LIST";
+  kind: string;
+  count: number;
+}
+
+function isList(value: unknown): value is { kind?: string; items: unknown[] } {
+  return typeof value === "object" && value !== null && Array.isArray((value as { items?: unknown }).items) &&
+    !("type" in value);
+}
+
+/** JSON watch bodies, except that a List (what the "list" of list-watch returns) is noted rather than a fault. */
+function cliJsonCodec(options: Options): WatchBodyCodec {
+  const lines: NdjsonDecoderOptions<WatchEvent<unknown> | ListNote> = {
+    maxLineBytes: options.maxEventBytes,
+    map: (value) =>
+      isList(value) ? { type: "LIST", kind: value.kind ?? "List", count: value.items.length } : toWatchEvent(value),
+  };
+  return (body) => body.pipeThrough(new NdjsonDecoderStream(lines)) as ReadableStream<WatchEvent<unknown>>;
+}
+
+async function decodeFile(
+  file: string,
+  input: ReadableStream<Uint8Array>,
+  options: Options,
+  out: OutputBuffer,
+): Promise<number> {
+  const { head, stream } = await peek(input, 16);
+  let start = 0;
+  while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;
+  const isHttp = new TextDecoder().decode(head.subarray(start, start + 7)) === "HTTP/1.";
+  const codec = cliJsonCodec(options);
+  const decodeOptions = { maxEventBytes: options.maxEventBytes, codecs: { "application/json": codec, "": codec } };
+  const print = options.output === "table" ? formatTableRow : formatNdjson;
+
+  const emit = async (events: ReadableStream<WatchEvent<unknown>>, label: string) => {
+    for await (const event of events) {
+      if ((event as unknown as ListNote).type === "LIST") {
+        const note = event as unknown as ListNote;
+        await out.note(`watchwire: ${file}: ${label}is a ${note.kind} of ${note.count} items, not a watch`);
+        continue;
+      }
+      const pending = out.line(print(event));
+      if (pending !== undefined) await pending;
+    }
+  };
+
+  if (!isHttp) {
+    const response = new Response(stream, { headers: { "content-type": options.contentType } });
+    try {
+      await emit(decodeWatchResponse(response, decodeOptions), "");
+      return 0;
+    } catch (error) {
+      return fault(file, error, out, (e) => `byte ${e.offset}: ${e.detail}`);
+    }
+  }
+
+  let current: Http1Response | undefined;
+  try {
+    for await (const response of stream.pipeThrough(new Http1ResponseDecoderStream())) {
+      current = response;
+      const label = `response ${response.index + 1} (${response.status}) `;
+      if (response.status < 200) {
+        await response.body.cancel();
+        continue;
+      }
+      if (response.framing === "upgrade") {
+        await out.note(`watchwire: ${file}: ${label}switched protocols; the rest of the connection is not HTTP/1.1`);
+        await response.body.cancel();
+        continue;
+      }
+      await emit(decodeWatchResponse(response.toResponse(), decodeOptions), label);
+    }
+    return 0;
+  } catch (error) {
+    return fault(file, error, out, (e) => {
+      if (e.context !== undefined || current === undefined) {
+        return `byte ${e.offset}: ${e.detail}${e.context ? ` (in the ${e.context})` : ""}`;
+      }
+      // A fault in a body: its offset counts body bytes; say where that is in the file too.
+      const where = current.decoded === undefined ? current.inputOffsetOf(e.offset) : undefined;
+      const body = `byte ${e.offset} of the ${current.decoded ? `${current.decoded}-decoded ` : ""}body of response ${
+        current.index + 1
+      }`;
+      return where === undefined ? `${body}: ${e.detail}` : `byte ${where}: ${e.detail} (${body})`;
+    });
+  }
+}
+
+async function fault(
+  file: string,
+  error: unknown,
+  out: OutputBuffer,
+  describe: (e: DecodeError) => string,
+): Promise<number> {
+  if (!(error instanceof DecodeError)) {
+    await out.note(`watchwire: ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  await out.note(`watchwire: ${file}: ${describe(error)} [${error.code}]`);
+  return 1;
+}

@@ -1,0 +1,108 @@
+/**
+ * The head of an HTTP/1.1 response (RFC 9112 §4, §5): status line and header section, and the body framing they
+ * imply (§6.3).
+ *
+ * @module
+ */
+import { DecodeError } from "../errors.ts";
+import { type FieldList, fieldValues, latin1, parseFieldLine } from "./field_line.ts";
+
+/** How a response body is delimited on the connection. */
+export type Http1BodyFraming =
+  /** `Transfer-Encoding: chunked`. */
+  | "chunked"
+  /** `Content-Length`. */
+  | "content-length"
+  /** Until the connection closes (no length, or a transfer coding other than chunked last). */
+  | "close"
+  /** No body: 1xx, 204, 304. */
+  | "none"
+  /** `101 Switching Protocols`: what follows on the connection is another protocol, handed on raw. */
+  | "upgrade";
+
+/** A parsed response head. */
+export interface Http1Head {
+  /** `HTTP/1.1` or `HTTP/1.0`. */
+  version: string;
+  status: number;
+  statusText: string;
+  /** Header fields in arrival order, names lower-cased. */
+  headers: FieldList;
+  framing: Http1BodyFraming;
+  /** The body length for `content-length` framing. */
+  contentLength: number;
+}
+
+/**
+ * Parses a head (status line and field lines, each given without its CRLF) found at input offset `offset`;
+ * `lineOffsets[i]` is the input offset of `lines[i]`.
+ */
+export function parseHead(lines: Uint8Array[], lineOffsets: number[]): Http1Head {
+  const { version, status, statusText } = parseStatusLine(lines[0], lineOffsets[0]);
+  const headers: FieldList = [];
+  for (let i = 1; i < lines.length; i++) headers.push(parseFieldLine(lines[i], lineOffsets[i]));
+  const { framing, contentLength } = bodyFraming(status, headers, lineOffsets[0]);
+  return { version, status, statusText, headers, framing, contentLength };
+}
+
+function parseStatusLine(line: Uint8Array, offset: number) {
+  // HTTP-version SP 3DIGIT SP [ reason-phrase ]
+  const text = latin1(line);
+  const match = /^HTTP\/(\d)\.(\d) (\d{3})(?: ([\t\x20-\x7e\x80-\xff]*))?$/.exec(text);
+  if (match === null) {
+    throw new DecodeError(
+      "STATUS_LINE_INVALID",
+      offset,
+      `not an HTTP/1.x status line: ${JSON.stringify(text.slice(0, 80))}`,
+    );
+  }
+  if (match[1] !== "1") {
+    throw new DecodeError("STATUS_LINE_INVALID", offset + 5, `unsupported HTTP version ${match[1]}.${match[2]}`);
+  }
+  return { version: `HTTP/${match[1]}.${match[2]}`, status: Number(match[3]), statusText: match[4] ?? "" };
+}
+
+function bodyFraming(
+  status: number,
+  headers: FieldList,
+  offset: number,
+): { framing: Http1BodyFraming; contentLength: number } {
+  if (status === 101) return { framing: "upgrade", contentLength: 0 };
+  if (status < 200 || status === 204 || status === 304) return { framing: "none", contentLength: 0 };
+  const te = fieldValues(headers, "transfer-encoding");
+  if (te.length > 0) {
+    // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3 item 3).
+    const codings = te.join(",").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
+    if (codings[codings.length - 1] !== "chunked") return { framing: "close", contentLength: 0 };
+    if (codings.length > 1) {
+      throw new DecodeError(
+        "ENCODING_UNSUPPORTED",
+        offset,
+        `transfer coding ${JSON.stringify(te.join(", "))} (only chunked is implemented)`,
+      );
+    }
+    return { framing: "chunked", contentLength: 0 };
+  }
+  const cl = fieldValues(headers, "content-length");
+  if (cl.length > 0) {
+    const values = new Set(cl.join(",").split(",").map((v) => v.trim()));
+    if (values.size !== 1) {
+      throw new DecodeError(
+        "CONTENT_LENGTH_INVALID",
+        offset,
+        `conflicting Content-Length values ${JSON.stringify(cl.join(", "))}`,
+      );
+    }
+    const [value] = values;
+    const length = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(length)) {
+      throw new DecodeError(
+        "CONTENT_LENGTH_INVALID",
+        offset,
+        `invalid Content-Length ${JSON.stringify(value.slice(0, 40))}`,
+      );
+    }
+    return { framing: "content-length", contentLength: length };
+  }
+  return { framing: "close", contentLength: 0 };
+}

@@ -1,0 +1,173 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { DecodeError, decodeWatchResponse, type Http1Response, Http1ResponseDecoderStream } from "../mod.ts";
+import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
+
+interface Summary {
+  status: number;
+  statusText: string;
+  framing: string;
+  headers: Array<[string, string]>;
+  body: string;
+  trailers: Array<[string, string]>;
+}
+
+/** Decodes a connection, reading each body in turn, into comparable summaries (and the error, if any). */
+function summarize(source: ReadableStream<Uint8Array>): ReadableStream<Summary> {
+  const responses = source.pipeThrough(new Http1ResponseDecoderStream());
+  return responses.pipeThrough(
+    new TransformStream<Http1Response, Summary>({
+      async transform(r, controller) {
+        const { values, error } = await drain(r.body);
+        if (error !== undefined) throw error;
+        controller.enqueue({
+          status: r.status,
+          statusText: r.statusText,
+          framing: r.framing,
+          headers: r.headers,
+          body: text(values),
+          trailers: await r.trailers,
+        });
+      },
+    }),
+  );
+}
+
+const keepAlive = utf8(
+  "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+    "4\r\nabc\n\r\n3;ext=1\r\ndef\r\n0\r\nX-Checksum: 1\r\n\r\n" +
+    "HTTP/1.1 404 Not Found\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nnope!" +
+    "HTTP/1.1 100 Continue\r\n\r\n" +
+    "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n" +
+    "HTTP/1.0 200 OK\r\nServer: x\r\n\r\nuntil close\n",
+);
+
+test("http1: keep-alive sequence of chunked, Content-Length, 1xx, 204 and close-delimited responses", async () => {
+  const { values, error } = await drain(summarize(streamOf([keepAlive])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values.map((v) => [v.status, v.framing, v.body]), [
+    [200, "chunked", "abc\ndef"],
+    [404, "content-length", "nope!"],
+    [100, "none", ""],
+    [204, "none", ""],
+    [200, "close", "until close\n"],
+  ]);
+  assert.deepEqual(values[0].headers, [["content-type", "application/json"], ["transfer-encoding", "chunked"]]);
+  assert.deepEqual(values[0].trailers, [["x-checksum", "1"]]);
+  assert.equal(values[1].statusText, "Not Found");
+});
+
+test("http1: split invariance of a whole connection, down to single bytes", async () => {
+  await assertSplitInvariant(keepAlive, summarize, { runs: 60 });
+});
+
+test("http1: gzip bodies (one and several members) are decoded", async () => {
+  const events = [0, 1, 2].map((i) =>
+    JSON.stringify({ type: "ADDED", object: { kind: "Pod", metadata: { name: `p${i}` } } }) + "\n"
+  );
+  const single = gzipSync(utf8(events.join("")));
+  const multi = concat(events.map((e) => gzipSync(utf8(e))));
+  for (const gz of [single, multi]) {
+    const head = utf8(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`,
+    );
+    const wire = concat([head, gz]);
+    for (const chunks of [[wire], bytewise(wire)]) {
+      const { values } = await drain(streamOf(chunks).pipeThrough(new Http1ResponseDecoderStream()));
+      assert.equal(values.length, 1);
+      assert.equal(values[0].decoded, "gzip");
+      const response = values[0].toResponse();
+      assert.equal(response.headers.get("content-encoding"), null);
+      const got = await drain(decodeWatchResponse(response));
+      assert.equal(got.error, undefined);
+      assert.deepEqual(got.values.map((e) => e.type === "ADDED" ? e.object.metadata?.name : e.type), [
+        "p0",
+        "p1",
+        "p2",
+      ]);
+    }
+  }
+});
+
+test("http1: toResponse gives a fetch Response with status, headers and the de-chunked body", async () => {
+  const { values } = await drain(streamOf([keepAlive]).pipeThrough(new Http1ResponseDecoderStream()));
+  const first = values[0].toResponse();
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get("content-type"), "application/json");
+  assert.equal(first.headers.get("transfer-encoding"), null);
+  assert.equal(await first.text(), "abc\ndef");
+  for (const r of values.slice(1)) if (r.status >= 200) await r.body.cancel();
+  assert.throws(() => values[2].toResponse(), RangeError);
+});
+
+async function connectionFault(wire: string, code: string, offset: number) {
+  for (const chunks of [[utf8(wire)], bytewise(utf8(wire))]) {
+    const { error } = await drain(summarize(streamOf(chunks)));
+    assert.ok(error instanceof DecodeError, `expected DecodeError, got ${error}`);
+    assert.equal(error.code, code, error.message);
+    assert.equal(error.offset, offset, error.message);
+  }
+}
+
+test("http1: a malformed status line", () => connectionFault("HTTP/1.1 2000 OK\r\n\r\n", "STATUS_LINE_INVALID", 0));
+test("http1: not HTTP at all", () => connectionFault("SSH-2.0-OpenSSH\r\n\r\n", "STATUS_LINE_INVALID", 0));
+test("http1: a bare LF in the head", () => connectionFault("HTTP/1.1 200 OK\nA: b\r\n\r\n", "CRLF_EXPECTED", 15));
+test("http1: a malformed header", () =>
+  connectionFault("HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n", "HEADER_INVALID", 20));
+test(
+  "http1: conflicting Content-Length values",
+  () =>
+    connectionFault(
+      "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+      "CONTENT_LENGTH_INVALID",
+      0,
+    ),
+);
+test("http1: a truncated head", () => connectionFault("HTTP/1.1 200 OK\r\nContent-Le", "TRUNCATED", 27));
+test("http1: a truncated Content-Length body", () =>
+  connectionFault("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "TRUNCATED", 42));
+test(
+  "http1: a chunked fault is placed at its byte in the connection",
+  () =>
+    connectionFault("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nZ\r\n", "CHUNK_SIZE_INVALID", 55),
+);
+
+test("http1: the head is bounded", async () => {
+  const wire = utf8("HTTP/1.1 200 OK\r\n" + "X-A: b\r\n".repeat(200));
+  const { error } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream({ maxHeaderBytes: 1024 })));
+  assert.ok(error instanceof DecodeError && error.code === "HEADER_TOO_LARGE");
+});
+
+test("http1: inputOffsetOf maps body bytes back into the connection", async () => {
+  const wire = utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n");
+  const { values } = await drain(streamOf(bytewise(wire)).pipeThrough(new Http1ResponseDecoderStream()));
+  const r = values[0];
+  await drain(r.body);
+  const bytes = text(wire);
+  assert.equal(r.inputOffsetOf(0), bytes.indexOf("abc"));
+  assert.equal(r.inputOffsetOf(4), bytes.indexOf("defg") + 1);
+});
+
+test("http1: an unread body holds the connection back (bounded memory), a cancelled one is skipped", async () => {
+  let pulled = 0;
+  const head = utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const piece = utf8("4000\r\n" + "x".repeat(0x4000) + "\r\n");
+  const source = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(pulled++ === 0 ? head : piece);
+      if (pulled > 2000) controller.close();
+    },
+  }, { highWaterMark: 0 });
+  const reader = source.pipeThrough(new Http1ResponseDecoderStream({ bodyHighWaterMark: 64 * 1024 })).getReader();
+  const { value: response } = await reader.read();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(pulled < 20, `pulled ${pulled} pieces of 16 KiB while nobody read the body`);
+  const before = pulled;
+  const body = response!.body.getReader();
+  for (let i = 0; i < 10; i++) await body.read();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(pulled > before);
+  await body.cancel();
+  await reader.cancel();
+});

@@ -1,0 +1,147 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { DecodeError, JsonWatchEventDecoderStream, NdjsonDecoderStream, WatchEventDecoderStream } from "../mod.ts";
+import { assertSplitInvariant, bytewise, drain, streamOf, utf8 } from "./_util.ts";
+
+const values = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>
+  source.pipeThrough(new NdjsonDecoderStream({ maxLineBytes }));
+const events = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>
+  source.pipeThrough(new JsonWatchEventDecoderStream({ maxLineBytes }));
+
+const pod = (name: string, rv: number, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace: "default", resourceVersion: String(rv), ...extra },
+});
+
+test("ndjson: lines, CRLF, blank lines and a last line without a newline", async () => {
+  const input = utf8('{"a":1}\r\n\n  \n{"b":[true,null]}\n\r\n"s"\n42');
+  const { values: got, error } = await drain(values(streamOf([input])));
+  assert.equal(error, undefined);
+  assert.deepEqual(got, [{ a: 1 }, { b: [true, null] }, "s", 42]);
+});
+
+test("ndjson: UTF-8 split across chunks, every split point", async () => {
+  const text = JSON.stringify({ note: "naïve ☸ 日本 🚀 é" }) + "\n";
+  const bytes = utf8(text);
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const { values: got } = await drain(values(streamOf([bytes.slice(0, cut), bytes.slice(cut)])));
+    assert.deepEqual(got, [JSON.parse(text)]);
+  }
+});
+
+test("ndjson: split invariance of random JSON values, down to single bytes", async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.jsonValue(), { maxLength: 12 }), fc.boolean(), async (list, crlf) => {
+      const input = utf8(list.map((v) => JSON.stringify(v)).join(crlf ? "\r\n" : "\n") + "\n");
+      const expected = list.map((v) => JSON.parse(JSON.stringify(v)));
+      const { values: got } = await assertSplitInvariant(input, (s) => values(s), { runs: 5 });
+      assert.deepEqual(got, expected);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test("ndjson: split invariance of faults", async () => {
+  const cases = [
+    '{"a":1}\n{"a":\n{"b":2}\n',
+    '{"a":1}\n' + "x".repeat(50) + "\n",
+    '{"a":1}\n{"a":',
+    '{"a":1}\n{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":1}\n{"x":2}\n',
+  ];
+  for (const c of cases) await assertSplitInvariant(utf8(c), (s) => values(s, 40), { runs: 40 });
+});
+
+async function fault(input: string, make: (s: ReadableStream<Uint8Array>) => ReadableStream<unknown>) {
+  const results = [];
+  for (const chunks of [[utf8(input)], bytewise(utf8(input))]) results.push(await drain(make(streamOf(chunks))));
+  assert.deepEqual(results[0].values, results[1].values);
+  assert.ok(results[0].error instanceof DecodeError, String(results[0].error));
+  assert.ok(results[1].error instanceof DecodeError, String(results[1].error));
+  assert.equal(results[0].error.code, results[1].error.code);
+  assert.equal(results[0].error.offset, results[1].error.offset);
+  return { values: results[0].values, error: results[0].error };
+}
+
+test("ndjson: invalid JSON names the line's offset, earlier values delivered", async () => {
+  const { values: got, error } = await fault('{"a":1}\n{"b":2}\n{"c":\n{"d":4}\n', (s) => values(s));
+  assert.deepEqual(got, [{ a: 1 }, { b: 2 }]);
+  assert.equal(error.code, "JSON_INVALID");
+  assert.equal(error.offset, 16);
+});
+
+test("ndjson: an over-long line is refused at its start, before it is buffered whole", async () => {
+  const { values: got, error } = await fault('{"a":1}\n"' + "x".repeat(100) + '"\n', (s) => values(s, 64));
+  assert.deepEqual(got, [{ a: 1 }]);
+  assert.equal(error.code, "LINE_TOO_LONG");
+  assert.equal(error.offset, 8);
+  // A line that never ends fails as soon as it passes the limit, not at the end of input.
+  let fed = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      fed += 16;
+      controller.enqueue(utf8("x".repeat(16)));
+    },
+  });
+  const result = await drain(values(endless, 1024));
+  assert.ok(result.error instanceof DecodeError && result.error.code === "LINE_TOO_LONG");
+  assert.ok(fed < 2048, `read ${fed} bytes before failing`);
+});
+
+test("ndjson: input ending mid-line is TRUNCATED at the line's start", async () => {
+  const { values: got, error } = await fault('{"a":1}\n{"type":"ADD', (s) => values(s));
+  assert.deepEqual(got, [{ a: 1 }]);
+  assert.equal(error.code, "TRUNCATED");
+  assert.equal(error.offset, 8);
+});
+
+test("watch events: types, bookmarks and errors are typed and validated", async () => {
+  const stream = [
+    { type: "ADDED", object: pod("a", 1) },
+    { type: "MODIFIED", object: pod("a", 2) },
+    {
+      type: "BOOKMARK",
+      object: { kind: "Pod", metadata: { resourceVersion: "3", annotations: { "k8s.io/initial-events-end": "true" } } },
+    },
+    { type: "DELETED", object: pod("a", 4) },
+    { type: "ERROR", object: { kind: "Status", apiVersion: "v1", code: 410, reason: "Expired", message: "too old" } },
+  ];
+  const input = utf8(stream.map((e) => JSON.stringify(e)).join("\n") + "\n");
+  const { values: got } = await assertSplitInvariant(input, (s) => events(s), { runs: 30 });
+  assert.deepEqual(got, stream);
+  const last = got[4];
+  assert.ok(last.type === "ERROR" && last.object.code === 410);
+});
+
+test("watch events: an unknown type is EVENT_TYPE_UNKNOWN at its line", async () => {
+  const input = JSON.stringify({ type: "ADDED", object: pod("a", 1) }) + "\n" + '{"type":"RENAMED","object":{}}\n';
+  const { values: got, error } = await fault(input, (s) => events(s));
+  assert.equal(got.length, 1);
+  assert.equal(error.code, "EVENT_TYPE_UNKNOWN");
+  assert.equal(error.offset, input.indexOf("\n") + 1);
+});
+
+test("watch events: malformed events are EVENT_INVALID", async () => {
+  for (
+    const line of [
+      "[1,2]",
+      '{"type":"ADDED"}',
+      '{"type":"ADDED","object":[]}',
+      '{"type":7,"object":{}}',
+      '{"type":"BOOKMARK","object":{}}',
+      "null",
+    ]
+  ) {
+    const { error } = await fault('{"type":"DELETED","object":{}}\n' + line + "\n", (s) => events(s));
+    assert.equal(error.code, "EVENT_INVALID", line);
+    assert.equal(error.offset, 31, line);
+  }
+});
+
+test("watch events: the value stage counts values in its offsets", async () => {
+  const source = streamOf<unknown>([{ type: "ADDED", object: {} }, { type: "NOPE", object: {} }]);
+  const { values: got, error } = await drain(source.pipeThrough(new WatchEventDecoderStream()));
+  assert.equal(got.length, 1);
+  assert.ok(error instanceof DecodeError && error.code === "EVENT_TYPE_UNKNOWN" && error.offset === 1);
+});
