@@ -25,3 +25,5 @@ export type { Http1BodyFraming, Http1Head } from "./src/transport/http1_head.ts"
 export * from "./src/transport/http1_response_decoder_stream.ts";
 export * from "./src/watch/decode_watch_response.ts";
 export * from "./src/cli/main.ts";
+export * from "./src/transport/gunzip_stream.ts";
+export * from "./src/streams/decoder_stream.ts";

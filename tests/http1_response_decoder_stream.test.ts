@@ -171,3 +171,29 @@ test("http1: an unread body holds the connection back (bounded memory), a cancel
   await body.cancel();
   await reader.cancel();
 });
+
+test("http1: events decoded before a fault reach a slow reader, through every stage", async () => {
+  const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ type: "ADDED", object: { metadata: { name: `p${i}` } } }) + "\n");
+  // One read holds 30 HTTP chunks (one event each) and then a malformed chunk size.
+  const wire = utf8(
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      lines.map((l) => `${utf8(l).length.toString(16)}\r\n${l}\r\n`).join("") + "zz\r\n",
+  );
+  const { values: responses } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream()));
+  const reader = decodeWatchResponse(responses[0].toResponse()).getReader();
+  const names: string[] = [];
+  let failure: unknown;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1)); // a slow reader
+    try {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.type === "ADDED") names.push(value.object.metadata!.name!);
+    } catch (error) {
+      failure = error;
+      break;
+    }
+  }
+  assert.equal(names.length, 30);
+  assert.ok(failure instanceof DecodeError && failure.code === "CHUNK_SIZE_INVALID", String(failure));
+});

@@ -145,3 +145,26 @@ test("watch events: the value stage counts values in its offsets", async () => {
   assert.equal(got.length, 1);
   assert.ok(error instanceof DecodeError && error.code === "EVENT_TYPE_UNKNOWN" && error.offset === 1);
 });
+
+test("ndjson: values decoded before a fault in the same chunk reach a slow reader, then the error", async () => {
+  const input = utf8(Array.from({ length: 20 }, (_, i) => `{"n":${i}}\n`).join("") + "{bad}\n");
+  for (const truncated of [false, true]) {
+    const bytes = truncated ? utf8(Array.from({ length: 20 }, (_, i) => `{"n":${i}}\n`).join("") + '{"n":') : input;
+    const reader = streamOf([bytes]).pipeThrough(new NdjsonDecoderStream()).getReader();
+    const got: unknown[] = [];
+    let failure: unknown;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      try {
+        const { done, value } = await reader.read();
+        if (done) break;
+        got.push(value);
+      } catch (error) {
+        failure = error;
+        break;
+      }
+    }
+    assert.equal(got.length, 20);
+    assert.ok(failure instanceof DecodeError && failure.code === (truncated ? "TRUNCATED" : "JSON_INVALID"));
+  }
+});

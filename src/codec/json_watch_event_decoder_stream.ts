@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { DecoderStream } from "../streams/decoder_stream.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { type NdjsonDecoderOptions, NdjsonLineParser } from "./ndjson_decoder_stream.ts";
 import { toWatchEvent } from "./watch_event.ts";
@@ -28,16 +29,8 @@ export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "
  * }
  * ```
  */
-export class JsonWatchEventDecoderStream<T = KubernetesObject> extends TransformStream<Uint8Array, WatchEvent<T>> {
+export class JsonWatchEventDecoderStream<T = KubernetesObject> extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: JsonWatchEventDecoderOptions = {}) {
-    const lines = new NdjsonLineParser<WatchEvent<T>>({ ...options, map: toWatchEvent<T> });
-    super({
-      transform(chunk, controller) {
-        lines.push(chunk, (event) => controller.enqueue(event));
-      },
-      flush(controller) {
-        lines.finish((event) => controller.enqueue(event));
-      },
-    });
+    super(new NdjsonLineParser<WatchEvent<T>>({ ...options, map: toWatchEvent<T> }));
   }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { LineBuffer } from "../transport/line_buffer.ts";
 
 /** Options of {@linkcode NdjsonDecoderStream}. */
@@ -43,17 +44,9 @@ const CR = 13;
  * // { type: "DELETED" }
  * ```
  */
-export class NdjsonDecoderStream<T = unknown> extends TransformStream<Uint8Array, T> {
+export class NdjsonDecoderStream<T = unknown> extends DecoderStream<Uint8Array, T> {
   constructor(options: NdjsonDecoderOptions<T> = {}) {
-    const lines = new NdjsonLineParser<T>(options);
-    super({
-      transform(chunk, controller) {
-        lines.push(chunk, (value) => controller.enqueue(value));
-      },
-      flush(controller) {
-        lines.finish((value) => controller.enqueue(value));
-      },
-    });
+    super(new NdjsonLineParser<T>(options));
   }
 }
 
@@ -61,7 +54,7 @@ export class NdjsonDecoderStream<T = unknown> extends TransformStream<Uint8Array
  * The line splitting and parsing behind {@linkcode NdjsonDecoderStream}, usable without a stream (e.g. inside a
  * transport decoder that already holds the bytes).
  */
-export class NdjsonLineParser<T = unknown> {
+export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, T> {
   readonly #max: number;
   readonly #map: ((value: unknown) => T) | undefined;
   readonly #text = new TextDecoder("utf-8", { ignoreBOM: true });

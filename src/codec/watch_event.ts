@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DecoderStream } from "../streams/decoder_stream.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 
 /**
@@ -69,19 +70,22 @@ function kindOf(value: unknown): string {
  * }
  * ```
  */
-export class WatchEventDecoderStream<T = KubernetesObject> extends TransformStream<unknown, WatchEvent<T>> {
+export class WatchEventDecoderStream<T = KubernetesObject> extends DecoderStream<unknown, WatchEvent<T>> {
   constructor() {
     let index = 0;
     super({
-      transform(value, controller) {
+      push(value, emit) {
+        let event: WatchEvent<T>;
         try {
-          controller.enqueue(toWatchEvent<T>(value));
+          event = toWatchEvent<T>(value);
         } catch (error) {
           const e = error as DecodeError;
           throw new DecodeError(e.code, index, e.detail);
         }
         index++;
+        emit(event);
       },
+      finish() {},
     });
   }
 }

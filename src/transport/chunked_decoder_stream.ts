@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DecoderStream } from "../streams/decoder_stream.ts";
 import { ChunkedDecoder, type ChunkedDecoderOptions } from "./chunked_decoder.ts";
 import { type FieldList, toHeaders } from "./field_line.ts";
 
@@ -23,7 +24,7 @@ import { type FieldList, toHeaders } from "./field_line.ts";
  * console.log(text, (await chunked.trailers).get("etag")); // {"a":1}\n x
  * ```
  */
-export class ChunkedDecoderStream extends TransformStream<Uint8Array, Uint8Array> {
+export class ChunkedDecoderStream extends DecoderStream<Uint8Array, Uint8Array> {
   /** The trailer fields, once the body has ended; rejects with the stream's error if it fails. */
   readonly trailers: Promise<Headers>;
   /** The trailer fields as received (lower-case names, in order), once the body has ended. */
@@ -37,33 +38,19 @@ export class ChunkedDecoderStream extends TransformStream<Uint8Array, Uint8Array
       settle = resolve;
       fail = reject;
     });
-    // `cancel` (called when the readable side is cancelled) is newer than some runtimes' type definitions.
-    const transformer: Transformer<Uint8Array, Uint8Array> & { cancel(reason: unknown): void } = {
-      transform(chunk, controller) {
-        try {
-          const used = decoder.push(chunk, (payload) => controller.enqueue(payload));
-          if (used < chunk.length) {
-            throw new DecodeError("TRAILING_DATA", decoder.offset, "data after the end of the chunked body");
-          }
-        } catch (error) {
-          fail(error);
-          throw error;
+    super({
+      push(chunk, emit) {
+        const used = decoder.push(chunk, emit);
+        if (used < chunk.length) {
+          throw new DecodeError("TRAILING_DATA", decoder.offset, "data after the end of the chunked body");
         }
       },
-      flush() {
-        try {
-          decoder.finish();
-        } catch (error) {
-          fail(error);
-          throw error;
-        }
+      finish() {
+        decoder.finish();
         settle(decoder.trailers);
       },
-      cancel(reason: unknown) {
-        fail(reason);
-      },
-    };
-    super(transformer);
+      failed: fail,
+    });
     // Nobody has to await the trailers: keep an unobserved failure from being reported as unhandled.
     trailerFields.catch(() => {});
     this.trailerFields = trailerFields;

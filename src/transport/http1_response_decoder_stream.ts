@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { type FieldList, fieldValues, toHeaders } from "./field_line.ts";
 import { GunzipStream } from "./gunzip_stream.ts";
@@ -91,15 +92,11 @@ const enum Phase {
  * }
  * ```
  */
-export class Http1ResponseDecoderStream extends TransformStream<Uint8Array, Http1Response> {
+export class Http1ResponseDecoderStream extends DecoderStream<Uint8Array, Http1Response> {
   constructor(options: Http1ResponseDecoderOptions = {}) {
-    const connection = new Http1Connection(options);
     // Responses may queue unread while their bodies are read: with no room for them, a body waiting for bytes and
     // the connection waiting for its reader would wait on each other. Bodies apply the real backpressure.
-    super({
-      transform: (chunk, controller) => connection.push(chunk, controller),
-      flush: () => connection.finish(),
-    }, undefined, { highWaterMark: 16 });
+    super(new Http1Connection(options), { readableHighWaterMark: 16 });
   }
 }
 
@@ -108,15 +105,21 @@ class BodyFeed {
   readonly stream: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #wake: (() => void) | undefined;
+  #failure: { reason: unknown } | undefined;
+  readonly #highWaterMark: number;
   cancelled = false;
   closed = false;
 
   constructor(highWaterMark: number) {
+    this.#highWaterMark = highWaterMark;
     this.stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
       },
-      pull: () => this.#resume(),
+      pull: () => {
+        this.#errorIfDrained();
+        this.#resume();
+      },
       cancel: () => {
         this.cancelled = true;
         this.#resume();
@@ -141,11 +144,19 @@ class BodyFeed {
     this.#resume();
   }
 
-  error(error: unknown): void {
+  /** Fails the body once the reader has taken the bytes already queued (erroring at once would discard them). */
+  error(reason: unknown): void {
     if (this.closed) return;
     this.closed = true;
-    if (!this.cancelled) this.#controller.error(error);
+    this.#failure = { reason };
+    if (!this.cancelled) this.#errorIfDrained();
     this.#resume();
+  }
+
+  #errorIfDrained(): void {
+    if (this.#failure === undefined || (this.#controller.desiredSize ?? 0) < this.#highWaterMark) return;
+    this.#controller.error(this.#failure.reason);
+    this.#failure = undefined;
   }
 
   #resume(): void {
@@ -156,7 +167,7 @@ class BodyFeed {
 }
 
 /** The connection state machine behind {@linkcode Http1ResponseDecoderStream}. */
-class Http1Connection {
+class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
   readonly #maxHead: number;
   readonly #options: Http1ResponseDecoderOptions;
   #phase = Phase.Head;
@@ -181,11 +192,11 @@ class Http1Connection {
     this.#maxHead = options.maxHeaderBytes ?? 65536;
   }
 
-  async push(chunk: Uint8Array, controller: TransformStreamDefaultController<Http1Response>): Promise<void> {
+  async push(chunk: Uint8Array, emit: (response: Http1Response) => void): Promise<void> {
     let i = 0;
     while (i < chunk.length) {
       if (this.#phase === Phase.Head) {
-        i = this.#readHead(chunk, i, controller);
+        i = this.#readHead(chunk, i, emit);
       } else {
         i = this.#readBody(chunk, i);
         // Wait while the body's reader is behind: memory stays bounded however fast the input comes.
@@ -193,6 +204,11 @@ class Http1Connection {
         if (ready !== undefined) await ready;
       }
     }
+  }
+
+  /** The connection failed (a fault here, or its input failed): the body being read fails with it. */
+  failed(reason: unknown): void {
+    this.#feed?.error(reason);
   }
 
   finish(): void {
@@ -221,7 +237,7 @@ class Http1Connection {
   }
 
   /** Reads head bytes from `chunk[i..]`; returns the index after what it used. */
-  #readHead(chunk: Uint8Array, i: number, controller: TransformStreamDefaultController<Http1Response>): number {
+  #readHead(chunk: Uint8Array, i: number, emit: (response: Http1Response) => void): number {
     while (i < chunk.length) {
       const lf = chunk.indexOf(LF, i);
       const end = lf === -1 ? chunk.length : lf + 1;
@@ -244,7 +260,7 @@ class Http1Connection {
           this.#headStart = this.#consumed;
           continue;
         }
-        this.#startBody(controller);
+        this.#startBody(emit);
         return i;
       }
       this.#lineStart = head.length;
@@ -252,7 +268,7 @@ class Http1Connection {
     return i;
   }
 
-  #startBody(controller: TransformStreamDefaultController<Http1Response>): void {
+  #startBody(emit: (response: Http1Response) => void): void {
     const bytes = this.#head.view();
     const lines: Uint8Array[] = [];
     const offsets: number[] = [];
@@ -336,7 +352,7 @@ class Http1Connection {
         return new Response(nullBody ? null : body, { status: head.status, statusText: head.statusText, headers });
       },
     };
-    controller.enqueue(response);
+    emit(response);
     if (head.framing === "upgrade") {
       this.#phase = Phase.Upgraded;
       settle([]);

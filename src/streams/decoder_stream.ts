@@ -1,0 +1,159 @@
+/**
+ * {@linkcode DecoderStream}: the `TransformStream` every watchwire decoder stage is, with one guarantee a plain
+ * `TransformStream` does not give: when decoding fails, everything decoded before the fault reaches the reader first.
+ *
+ * @module
+ */
+
+/** The decoding logic of a stage: no streams, just input in and values out. */
+export interface StreamDecoder<I, O> {
+  /** Decodes `chunk`, passing each output value to `emit`. May wait (e.g. for a body's reader). Throws on a fault. */
+  push(chunk: I, emit: (value: O) => void): void | Promise<void>;
+  /** The input has ended: emits what remains, or throws if the input ended too early. */
+  finish(emit: (value: O) => void): void | Promise<void>;
+  /** Told once when the stage fails (its own fault, the input's failure, or the reader's cancellation). */
+  failed?(reason: unknown): void;
+}
+
+/** Options of {@linkcode DecoderStream}. */
+export interface DecoderStreamOptions {
+  /** Output values that may wait unread before the stage stops taking input. Default 0, as `TransformStream`. */
+  readableHighWaterMark?: number;
+}
+
+/**
+ * A `TransformStream` driven by a {@linkcode StreamDecoder}. It behaves as a `TransformStream` (same backpressure,
+ * `pipeThrough` in any runtime) except for failure: a `TransformStream` that errors discards the values still queued
+ * for its reader, so a fault in the middle of a chunk, a truncated final line, or a failure further up a pipeline would
+ * lose events that were decoded before it. Here the reader receives every one of them, then the error.
+ *
+ * @example
+ * ```ts
+ * import { DecoderStream } from "watchwire";
+ *
+ * // Each input string to its words; a "!" is a fault, but the words before it still arrive.
+ * const words = new DecoderStream<string, string>({
+ *   push(chunk, emit) {
+ *     for (const word of chunk.split(" ")) {
+ *       if (word === "!") throw new Error("bang");
+ *       emit(word);
+ *     }
+ *   },
+ *   finish() {},
+ * });
+ * const seen: string[] = [];
+ * try {
+ *   for await (const word of ReadableStream.from(["a b", "c ! d"]).pipeThrough(words)) seen.push(word);
+ * } catch (e) {
+ *   console.log(seen, (e as Error).message); // [ "a", "b", "c" ] bang
+ * }
+ * ```
+ */
+export class DecoderStream<I, O> extends TransformStream<I, O> {
+  // Own properties shadow TransformStream's accessors; `pipeThrough` reads these two properties.
+  declare readonly readable: ReadableStream<O>;
+  declare readonly writable: WritableStream<I>;
+
+  constructor(decoder: StreamDecoder<I, O>, options: DecoderStreamOptions = {}) {
+    super();
+    const highWaterMark = options.readableHighWaterMark ?? 0;
+    let out!: ReadableStreamDefaultController<O>;
+    let inlet!: WritableStreamDefaultController;
+    let failure: { reason: unknown } | undefined;
+    let ended = false; // the readable side is closed, errored or cancelled
+    let wake: (() => void) | undefined;
+    let pullPending = false;
+
+    // A function, not an inline test: TypeScript would narrow `failure` across the awaits below.
+    const throwIfFailed = () => {
+      if (failure !== undefined) throw failure.reason;
+    };
+    const emit = (value: O) => {
+      if (ended) return;
+      out.enqueue(value);
+      pullPending = false; // the reader's request is answered; it asks again when it wants more
+    };
+    const resume = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    /** Fails the stage: the reader gets what is queued, then `reason`. */
+    const fail = (reason: unknown) => {
+      if (failure !== undefined || ended) return;
+      failure = { reason };
+      decoder.failed?.(reason);
+      if ((out.desiredSize ?? 0) >= highWaterMark) {
+        ended = true;
+        out.error(reason);
+      } // else: pull() errors the readable once the queue has been read.
+      resume();
+    };
+
+    const readable = new ReadableStream<O>({
+      start(controller) {
+        out = controller;
+      },
+      pull() {
+        if (failure !== undefined) {
+          // Error only once everything queued has been read (pull also runs while a queue is under its mark).
+          if (!ended && (out.desiredSize ?? 0) >= highWaterMark) {
+            ended = true;
+            out.error(failure.reason);
+          }
+          return;
+        }
+        pullPending = true;
+        resume();
+      },
+      cancel(reason) {
+        ended = true;
+        if (failure === undefined) {
+          failure = { reason };
+          decoder.failed?.(reason);
+        }
+        inlet.error(reason);
+        resume();
+      },
+    }, { highWaterMark });
+
+    const writable = new WritableStream<I>({
+      start(controller) {
+        inlet = controller;
+      },
+      async write(chunk) {
+        throwIfFailed();
+        try {
+          await decoder.push(chunk, emit);
+        } catch (error) {
+          fail(error);
+          throw error;
+        }
+        // Backpressure: take no more input while the reader is behind.
+        while (!ended && failure === undefined && !pullPending && (out.desiredSize ?? 0) <= 0) {
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
+        throwIfFailed();
+      },
+      async close() {
+        throwIfFailed();
+        try {
+          await decoder.finish(emit);
+        } catch (error) {
+          fail(error);
+          throw error;
+        }
+        if (!ended) {
+          ended = true;
+          out.close();
+        }
+      },
+      abort(reason) {
+        fail(reason);
+      },
+    }, { highWaterMark: 1 });
+
+    Object.defineProperty(this, "readable", { value: readable, enumerable: true });
+    Object.defineProperty(this, "writable", { value: writable, enumerable: true });
+  }
+}
