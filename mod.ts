@@ -7,7 +7,9 @@
  *
  * const body = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web","resourceVersion":"5"}}}\n';
  * const response = new Response(body, { headers: { "content-type": "application/json;stream=watch" } });
- * for await (const event of decodeWatchResponse(response)) console.log(event.type, event.object.metadata?.name);
+ * for await (const event of decodeWatchResponse(response)) {
+ *   if (event.type !== "ERROR") console.log(event.type, event.object.metadata?.name); // ADDED web
+ * }
  * ```
  *
  * @module

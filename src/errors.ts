@@ -106,7 +106,7 @@ export class DecodeError extends Error {
 
   static #format(detail: string, offset: number, options: DecodeErrorOptions): string {
     let where = `at byte ${offset}`;
-    if (options.context !== undefined) where += ` of the ${options.context}`;
+    if (options.context !== undefined) where += ` (in the ${options.context})`;
     if (options.inputOffset !== undefined) where += ` (byte ${options.inputOffset} of the input)`;
     return `${detail} ${where}`;
   }

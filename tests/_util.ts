@@ -8,15 +8,16 @@ import { DecodeError } from "../mod.ts";
 export const encoder = new TextEncoder();
 export const utf8 = (s: string): Uint8Array => encoder.encode(s);
 
-/** A stream that yields `chunks` in order. */
+/** A stream that yields `chunks` in order, one per pull (queuing them all up front is slow in Node for many). */
 export function streamOf<T>(chunks: Iterable<T>): ReadableStream<T> {
   const list = [...chunks];
+  let next = 0;
   return new ReadableStream<T>({
-    start(controller) {
-      for (const chunk of list) controller.enqueue(chunk);
-      controller.close();
+    pull(controller) {
+      if (next < list.length) controller.enqueue(list[next++]);
+      else controller.close();
     },
-  });
+  }, { highWaterMark: 0 });
 }
 
 /** Everything `stream` yields, then how it ended: `error` is what it failed with, if it failed. */

@@ -85,7 +85,7 @@ const enum Phase {
  *
  * const capture = new Blob([
  *   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
- *   '3c\r\n{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n\r\n0\r\n\r\n',
+ *   '41\r\n{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n\r\n0\r\n\r\n',
  * ]).stream();
  * for await (const response of capture.pipeThrough(new Http1ResponseDecoderStream())) {
  *   for await (const event of decodeWatchResponse(response.toResponse())) console.log(event.type); // ADDED

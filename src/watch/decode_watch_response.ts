@@ -140,19 +140,16 @@ async function readText(body: ReadableStream<Uint8Array>, limit: number): Promis
   const decoder = new TextDecoder();
   let text = "";
   let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      text += decoder.decode(value, { stream: true });
-      if (size >= limit) {
-        await reader.cancel();
-        break;
-      }
+  // A body that fails (e.g. a truncated capture) fails the stream: a half Status is not passed off as a whole one.
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    text += decoder.decode(value, { stream: true });
+    if (size >= limit) {
+      await reader.cancel();
+      break;
     }
-  } catch {
-    // A body that fails half way still tells what it told.
   }
   return text + decoder.decode();
 }
