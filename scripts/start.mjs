@@ -15,7 +15,10 @@ const args = extra.length > 0 ? extra : ["--output", "table"];
 let status = 0;
 for (const file of captures) {
   console.log(`\n# ${file}`);
-  const run = spawnSync(process.execPath, ["dist/cli/node.js", "decode", ...args, file], { cwd: root, stdio: "inherit" });
+  const run = spawnSync(process.execPath, ["dist/cli/node.js", "decode", ...args, file], {
+    cwd: root,
+    stdio: "inherit",
+  });
   status ||= run.status ?? 1;
 }
 process.exit(status);

@@ -27,6 +27,7 @@ function run(runtime) {
     child.stdout.on("data", (c) => keep(c, process.stdout));
     child.stderr.on("data", (c) => keep(c, process.stderr));
     child.on("close", (code) => {
+      // deno-lint-ignore no-control-regex
       const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
       const passed = Number(plain.match(runtime.pass)?.[1] ?? 0);
       const failed = Number(plain.match(runtime.fail)?.[1] ?? 0);

@@ -10,14 +10,27 @@ import { runCli } from "../mod.ts";
 import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
 
 const events = [
-  { type: "ADDED", object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "prod", resourceVersion: "101" } } },
-  { type: "MODIFIED", object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "prod", resourceVersion: "102" } } },
+  {
+    type: "ADDED",
+    object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "prod", resourceVersion: "101" } },
+  },
+  {
+    type: "MODIFIED",
+    object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "prod", resourceVersion: "102" } },
+  },
   {
     type: "BOOKMARK",
-    object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "103", annotations: { "k8s.io/initial-events-end": "true" } } },
+    object: {
+      kind: "Pod",
+      apiVersion: "v1",
+      metadata: { resourceVersion: "103", annotations: { "k8s.io/initial-events-end": "true" } },
+    },
   },
   { type: "DELETED", object: { apiVersion: "v1", kind: "Node", metadata: { name: "n1", resourceVersion: "104" } } },
-  { type: "ERROR", object: { kind: "Status", apiVersion: "v1", code: 410, reason: "Expired", message: "too old resource version" } },
+  {
+    type: "ERROR",
+    object: { kind: "Status", apiVersion: "v1", code: 410, reason: "Expired", message: "too old resource version" },
+  },
 ];
 const body = events.map((e) => JSON.stringify(e)).join("\n") + "\n";
 
@@ -57,7 +70,12 @@ test("cli: a bare NDJSON body prints exactly the Kubernetes watch event lines", 
 });
 
 test("cli: a raw HTTP/1.1 connection is detected; non-2xx becomes an ERROR event; lists are noted", async () => {
-  const list = JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "100" }, items: [{}, {}] });
+  const list = JSON.stringify({
+    kind: "PodList",
+    apiVersion: "v1",
+    metadata: { resourceVersion: "100" },
+    items: [{}, {}],
+  });
   const capture = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${list.length}\r\n\r\n${list}` +
     `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunkedBody(body)}` +
     `HTTP/1.1 410 Gone\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\ngone`;
@@ -88,7 +106,10 @@ test("cli: a fault prints the events before it, then the byte offset, exit 1", a
   const r = await run(["decode", "-"], { "-": broken });
   assert.equal(r.status, 1);
   assert.equal(r.stdout, JSON.stringify(events[0]) + "\n");
-  assert.match(r.stderr, new RegExp(`^watchwire: -: byte ${broken.indexOf("\n") + 1}: line is not valid JSON \\[JSON_INVALID\\]\\n$`));
+  assert.match(
+    r.stderr,
+    new RegExp(`^watchwire: -: byte ${broken.indexOf("\n") + 1}: line is not valid JSON \\[JSON_INVALID\\]\\n$`),
+  );
 });
 
 test("cli: a fault inside a chunked body names its byte in the file", async () => {
@@ -100,15 +121,17 @@ test("cli: a fault inside a chunked body names its byte in the file", async () =
   assert.equal(r.stdout, JSON.stringify(events[0]) + "\n");
   // The faulty line starts right after the first event's newline; find that byte in the capture.
   const lineInBody = bad.indexOf("\n") + 1;
-  const m = /^watchwire: c: byte (\d+): unknown watch event type "RENAMED" \(byte (\d+) of the body of response 1\) \[EVENT_TYPE_UNKNOWN\]$/m
-    .exec(r.stderr);
+  const m =
+    /^watchwire: c: byte (\d+): unknown watch event type "RENAMED" \(byte (\d+) of the body of response 1\) \[EVENT_TYPE_UNKNOWN\]$/m
+      .exec(r.stderr);
   assert.ok(m, r.stderr);
   assert.equal(Number(m[2]), lineInBody);
   assert.equal(capture.slice(Number(m[1]), Number(m[1]) + 8), bad.slice(lineInBody, lineInBody + 8));
 });
 
 test("cli: a transport fault names its byte in the file", async () => {
-  const capture = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunkedBody(body).replace(/\r\n0\r\n/, "\r\nzz\r\n");
+  const capture = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+    chunkedBody(body).replace(/\r\n0\r\n/, "\r\nzz\r\n");
   const r = await run(["decode", "c"], { c: capture });
   assert.equal(r.status, 1);
   assert.equal(r.stdout, body);
@@ -133,7 +156,10 @@ test("cli: usage errors exit 2", async () => {
 test("cli: gzip capture", async () => {
   const { gzipSync } = await import("node:zlib");
   const gz = gzipSync(utf8(body));
-  const capture = concat([utf8(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`), gz]);
+  const capture = concat([
+    utf8(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`),
+    gz,
+  ]);
   const r = await run(["decode", "g"], { g: capture });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, body);
@@ -157,11 +183,18 @@ test("cli: the runtime's own command decodes a file and reports faults with exit
   assert.equal(ok.stdout, body);
   const bad = join(dir, "bad.ndjson");
   writeFileSync(bad, body + "{oops}\n");
-  const fail = spawnSync(command[0], [...command.slice(1), "decode", "-o", "table", bad], { cwd: root, encoding: "utf8" });
+  const fail = spawnSync(command[0], [...command.slice(1), "decode", "-o", "table", bad], {
+    cwd: root,
+    encoding: "utf8",
+  });
   assert.equal(fail.status, 1);
   assert.equal(fail.stdout.trimEnd().split("\n").length, events.length + 1);
   assert.match(fail.stderr, new RegExp(`byte ${utf8(body).length}: line is not valid JSON`));
-  const piped = spawnSync(command[0], [...command.slice(1), "decode", "-"], { cwd: root, encoding: "utf8", input: body });
+  const piped = spawnSync(command[0], [...command.slice(1), "decode", "-"], {
+    cwd: root,
+    encoding: "utf8",
+    input: body,
+  });
   assert.equal(piped.status, 0, piped.stderr);
   assert.equal(piped.stdout, body);
 });

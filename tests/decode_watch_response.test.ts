@@ -3,10 +3,18 @@ import assert from "node:assert/strict";
 import { DecodeError, decodeWatchResponse, parseMediaType, type WatchBodyCodec } from "../mod.ts";
 import { drain, streamOf, utf8 } from "./_util.ts";
 
-const line = JSON.stringify({ type: "ADDED", object: { kind: "Pod", metadata: { name: "a", resourceVersion: "1" } } }) + "\n";
+const line = JSON.stringify({ type: "ADDED", object: { kind: "Pod", metadata: { name: "a", resourceVersion: "1" } } }) +
+  "\n";
 
 test("decodeWatchResponse: JSON by Content-Type, with or without stream=watch, or none", async () => {
-  for (const type of ["application/json", "application/json;stream=watch", 'Application/JSON; charset=utf-8; stream="watch"', null]) {
+  for (
+    const type of [
+      "application/json",
+      "application/json;stream=watch",
+      'Application/JSON; charset=utf-8; stream="watch"',
+      null,
+    ]
+  ) {
     const headers: Record<string, string> = type === null ? {} : { "content-type": type };
     const response = new Response(line, { headers });
     if (type === null) response.headers.delete("content-type"); // a string body would default to text/plain
@@ -17,7 +25,9 @@ test("decodeWatchResponse: JSON by Content-Type, with or without stream=watch, o
 });
 
 test("decodeWatchResponse: an unknown Content-Type fails with CONTENT_TYPE_UNSUPPORTED", async () => {
-  const response = new Response("\x00\x00\x00\x05hello", { headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" } });
+  const response = new Response("\x00\x00\x00\x05hello", {
+    headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" },
+  });
   const { values, error } = await drain(decodeWatchResponse(response));
   assert.equal(values.length, 0);
   assert.ok(error instanceof DecodeError && error.code === "CONTENT_TYPE_UNSUPPORTED");
@@ -44,10 +54,20 @@ test("decodeWatchResponse: codecs plug in by media type", async () => {
 });
 
 test("decodeWatchResponse: a non-2xx response is one ERROR event with its Status", async () => {
-  const status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "too old", reason: "Expired", code: 410 };
+  const status = {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "too old",
+    reason: "Expired",
+    code: 410,
+  };
   let { values } = await drain(decodeWatchResponse(new Response(JSON.stringify(status), { status: 410 })));
   assert.deepEqual(values, [{ type: "ERROR", object: status }]);
-  ({ values } = await drain(decodeWatchResponse(new Response("upstream connect error", { status: 503, statusText: "Service Unavailable" }))));
+  ({ values } = await drain(
+    decodeWatchResponse(new Response("upstream connect error", { status: 503, statusText: "Service Unavailable" })),
+  ));
   assert.equal(values.length, 1);
   const event = values[0];
   assert.ok(event.type === "ERROR");
@@ -75,7 +95,7 @@ test("decodeWatchResponse: maxEventBytes is enforced", async () => {
 });
 
 test("parseMediaType", () => {
-  assert.deepEqual(parseMediaType(" Application/Json ; Stream=watch ;charset=\"utf-8\""), {
+  assert.deepEqual(parseMediaType(' Application/Json ; Stream=watch ;charset="utf-8"'), {
     essence: "application/json",
     parameters: { stream: "watch", charset: "utf-8" },
   });

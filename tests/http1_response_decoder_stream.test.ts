@@ -173,7 +173,10 @@ test("http1: an unread body holds the connection back (bounded memory), a cancel
 });
 
 test("http1: events decoded before a fault reach a slow reader, through every stage", async () => {
-  const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ type: "ADDED", object: { metadata: { name: `p${i}` } } }) + "\n");
+  const lines = Array.from(
+    { length: 30 },
+    (_, i) => JSON.stringify({ type: "ADDED", object: { metadata: { name: `p${i}` } } }) + "\n",
+  );
   // One read holds 30 HTTP chunks (one event each) and then a malformed chunk size.
   const wire = utf8(
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
