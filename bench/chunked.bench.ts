@@ -1,0 +1,150 @@
+/**
+ * Benchmark 3: HTTP/1.1 chunked decoding against a plain copy of the same bytes. The body (NDJSON Pod events) is
+ * chunk-coded with 1 KiB and with 16 KiB HTTP chunks and delivered as 64 KiB network reads. Two comparisons:
+ *
+ * - (a) streams: the reads from a pull-based `ReadableStream` through `ChunkedDecoderStream` (every payload view read
+ *   with `reader.read()`) vs the same reads through an identity `TransformStream` that copies each read into a
+ *   destination buffer with `Uint8Array.prototype.set` and passes the copy on (same harness, same consumer);
+ * - (b) cores, no streams: a `ChunkedDecoder.push` loop vs a bare loop of `set` of each read into a destination buffer.
+ *
+ * Throughput counts wire bytes (chunk framing included) for every case.
+ *
+ * Run: `node --expose-gc --import tsx bench/chunked.bench.ts [--quick]` (or `deno run -A`, `bun`).
+ */
+import { ChunkedDecoder } from "../src/transport/chunked_decoder.ts";
+import { ChunkedDecoderStream } from "../src/transport/chunked_decoder_stream.ts";
+import { chunkedEncode, makeDataset, splitReads, streamOf } from "./data.ts";
+import {
+  type Case,
+  type Check,
+  emit,
+  fmt,
+  log,
+  measure,
+  median,
+  pairedRatio,
+  quick,
+  runtimeInfo,
+  type Section,
+} from "./harness.ts";
+
+const started = performance.now();
+const TARGET = 0.5;
+const PAYLOAD_BYTES = quick ? 2_000_000 : 8_000_000;
+const OPTIONS = quick ? { warmup: 1, rounds: 3, minSampleMs: 5 } : { warmup: 3, rounds: 15, minSampleMs: 40 };
+const payload = makeDataset("pod-1k", PAYLOAD_BYTES).ndjson;
+
+/** Sums the lengths of everything `stream` yields. */
+async function drainBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
+  const reader = stream.getReader();
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return n;
+    n += value.length;
+  }
+}
+
+const sections: Section[] = [];
+const checks: Check[] = [];
+
+for (const httpChunk of [1024, 16384]) {
+  const label = `${httpChunk / 1024} KiB`;
+  const wire = chunkedEncode(payload, httpChunk);
+  const reads = splitReads(wire);
+  const dest = new Uint8Array(wire.length);
+  log(`HTTP chunks of ${label}: ${wire.length} wire bytes, ${reads.length} reads`);
+  const cases: Case[] = [
+    {
+      name: "a-copy",
+      expect: wire.length,
+      run: () => {
+        let at = 0;
+        const copy = new TransformStream<Uint8Array, Uint8Array>({
+          transform(read, controller) {
+            dest.set(read, at);
+            controller.enqueue(dest.subarray(at, at + read.length));
+            at += read.length;
+          },
+        });
+        return drainBytes(streamOf(reads).pipeThrough(copy));
+      },
+    },
+    {
+      name: "a-chunked",
+      expect: payload.length,
+      run: () => drainBytes(streamOf(reads).pipeThrough(new ChunkedDecoderStream())),
+    },
+    {
+      name: "b-copy",
+      expect: wire.length,
+      run: () => {
+        let at = 0;
+        for (const read of reads) {
+          dest.set(read, at);
+          at += read.length;
+        }
+        return at;
+      },
+    },
+    {
+      name: "b-chunked",
+      expect: payload.length,
+      run: () => {
+        const decoder = new ChunkedDecoder();
+        let n = 0;
+        const onPayload = (view: Uint8Array) => {
+          n += view.length;
+        };
+        for (const read of reads) decoder.push(read, onPayload);
+        decoder.finish();
+        return n;
+      },
+    },
+  ];
+  const t = await measure(cases, OPTIONS);
+  const ms = (k: string) => median(t[k]);
+  const row = (text: string, k: string, base?: string): string[] => {
+    const r = base === undefined ? undefined : pairedRatio(t, base, k);
+    return [
+      text,
+      fmt.mbps(wire.length, ms(k)),
+      fmt.rate(reads.length, ms(k)),
+      r === undefined ? "1.00x" : fmt.ratio(r),
+      r === undefined ? "" : `≥ ${TARGET}x`,
+      r === undefined ? "" : r.median >= TARGET ? "yes" : "**no**",
+    ];
+  };
+  sections.push({
+    title: `HTTP chunks of ${label}: ${fmt.mb(wire.length)} MB on the wire (${
+      fmt.mb(payload.length)
+    } MB payload) in ${reads.length} reads of 64 KiB`,
+    columns: ["case", "MB/s (wire)", "reads/s", "ratio vs its baseline (IQR)", "target", "met"],
+    rows: [
+      row("(a) baseline: identity `TransformStream` copying each read with `set`", "a-copy"),
+      row("(a) `ChunkedDecoderStream`, payload views read with `reader.read()`", "a-chunked", "a-copy"),
+      row("(b) baseline: bare loop, `set` of each read into a buffer", "b-copy"),
+      row("(b) `ChunkedDecoder.push` loop, no stream", "b-chunked", "b-copy"),
+    ],
+  });
+  for (const [k, base, what] of [["a-chunked", "a-copy", "(a) streams"], ["b-chunked", "b-copy", "(b) cores"]]) {
+    const r = pairedRatio(t, base, k);
+    checks.push({
+      id: `chunked/${httpChunk}/${k}`,
+      label: `${what}: chunked decode vs copy, ${label} HTTP chunks`,
+      ratio: r.median,
+      target: `≥ ${TARGET}x`,
+      met: r.median >= TARGET,
+    });
+  }
+}
+
+emit({
+  benchmark: "chunked",
+  runtime: runtimeInfo(),
+  quick,
+  seconds: (performance.now() - started) / 1e3,
+  params: { payloadBytes: PAYLOAD_BYTES, readSize: 65536, ...OPTIONS },
+  sections,
+  checks,
+});

@@ -1,0 +1,145 @@
+/**
+ * Benchmark 2: watchwire against the way `@kubernetes/client-node` reads a watch (its `Watch.watch` in src/watch.ts):
+ * the body as a Node `Readable`, `node:readline`'s `createInterface(body)`, and on every `line` event
+ * `JSON.parse(line.toString())` then `callback(data.type, data.object, data)`. Here the body is a Web `ReadableStream`
+ * turned into a `Readable` with `Readable.fromWeb`. Both sides get the same bytes as the same 64 KiB reads from the
+ * same pull-based `ReadableStream`.
+ *
+ * Run: `node --expose-gc --import tsx bench/client_node_baseline.bench.ts [--quick]` (or `deno run -A`, `bun`).
+ */
+import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
+import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
+import {
+  type Case,
+  type Check,
+  emit,
+  fmt,
+  log,
+  measure,
+  median,
+  pairedRatio,
+  quick,
+  runtimeInfo,
+  type Section,
+} from "./harness.ts";
+
+const started = performance.now();
+const DATASET_NAMES: DatasetName[] = ["pod-1k", "pod-30k", "configmap-30k"];
+const TARGET = 1.3;
+const BYTES = quick ? 1_000_000 : 6_000_000;
+const OPTIONS = quick ? { warmup: 1, rounds: 3, minSampleMs: 5 } : { warmup: 3, rounds: 15, minSampleMs: 40 };
+
+/** client-node's loop, callback counting events; resolves with the count when readline closes. */
+function clientNodeWatch(body: ReadableStream<Uint8Array>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let events = 0;
+    let invalid = 0;
+    const callback = (type: unknown, object: unknown) => {
+      if (type !== undefined && object !== undefined) events++;
+    };
+    const input = Readable.fromWeb(body as unknown as NodeReadableStream<Uint8Array>);
+    input.on("error", reject);
+    const lines = createInterface(input);
+    lines.on("line", (line: string) => {
+      try {
+        const data = JSON.parse(line.toString());
+        callback(data.type, data.object);
+      } catch {
+        invalid++; // client-node ignores lines that do not parse; the count check below would catch any here
+      }
+    });
+    lines.on("close", () => resolve(invalid === 0 ? events : -invalid));
+  });
+}
+
+const sections: Section[] = [];
+const checks: Check[] = [];
+const notes: string[] = [];
+
+for (const name of DATASET_NAMES) {
+  const d = makeDataset(name, BYTES);
+  const reads = splitReads(d.ndjson);
+  log(`${name}: ${d.events} events, mean ${d.meanEventBytes.toFixed(0)} B`);
+  const cases: Case[] = [
+    { name: "client-node", expect: d.events, run: () => clientNodeWatch(streamOf(reads)) },
+    {
+      name: "for-await",
+      expect: d.events,
+      run: async () => {
+        let n = 0;
+        for await (const event of streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream())) {
+          if (event.type !== undefined) n++;
+        }
+        return n;
+      },
+    },
+    {
+      name: "reader",
+      expect: d.events,
+      run: async () => {
+        const reader = streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream()).getReader();
+        let n = 0;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return n;
+          if (value.type !== undefined) n++;
+        }
+      },
+    },
+  ];
+  let t;
+  try {
+    t = await measure(cases, OPTIONS);
+  } catch (error) {
+    notes.push(`${name}: could not run the client-node baseline here: ${String(error)}`);
+    continue;
+  }
+  const ms = (k: string) => median(t[k]);
+  const row = (label: string, k: string, target?: number): string[] => {
+    const r = target === undefined ? undefined : pairedRatio(t, "client-node", k);
+    return [
+      label,
+      fmt.mbps(d.ndjson.length, ms(k)),
+      fmt.rate(d.events, ms(k)),
+      fmt.us(ms(k), d.events),
+      r === undefined ? "1.00x" : fmt.ratio(r),
+      target === undefined ? "" : `≥ ${target}x`,
+      target === undefined || r === undefined ? "" : r.median >= target ? "yes" : "**no**",
+    ];
+  };
+  sections.push({
+    title: `${name}: ${d.describe}; ${d.events} events, mean ${d.meanEventBytes.toFixed(0)} B, ${
+      fmt.mb(d.ndjson.length)
+    } MB in ${reads.length} reads of 64 KiB`,
+    columns: ["case", "MB/s", "events/s", "µs/event", "ratio vs client-node (IQR)", "target", "met"],
+    rows: [
+      row("baseline: `Readable.fromWeb` + `readline` + `JSON.parse` per line (client-node)", "client-node"),
+      row("watchwire `JsonWatchEventDecoderStream`, `for await`", "for-await", TARGET),
+      row("watchwire `JsonWatchEventDecoderStream`, `reader.read()` loop", "reader", TARGET),
+    ],
+  });
+  for (const k of ["for-await", "reader"] as const) {
+    const r = pairedRatio(t, "client-node", k);
+    checks.push({
+      id: `client-node/${name}/${k}`,
+      label: `watchwire ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs client-node, ${name}`,
+      ratio: r.median,
+      target: `≥ ${TARGET}x`,
+      met: r.median >= TARGET,
+    });
+  }
+}
+
+emit({
+  benchmark: "client_node_baseline",
+  runtime: runtimeInfo(),
+  quick,
+  seconds: (performance.now() - started) / 1e3,
+  params: { bytesPerDataset: BYTES, readSize: 65536, ...OPTIONS },
+  sections,
+  checks,
+  notes,
+});

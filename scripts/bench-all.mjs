@@ -1,0 +1,307 @@
+#!/usr/bin/env node
+// Runs the benchmarks in bench/ under Node (`node --import tsx`), Deno (`deno run -A`) and Bun, one process per
+// benchmark and runtime, one after another (the machine has few cores), collects the JSON result each prints as its
+// last stdout line, and writes bench/RESULTS.md (overwritten every run).
+//
+//   npm run bench                      everything (about 5-8 minutes on 2 cores)
+//   npm run bench -- --quick           small inputs, few rounds: a smoke run of the whole thing
+//   npm run bench -- node chunked      filter: words naming runtimes (node, deno, bun) and/or benchmarks (a prefix
+//                                      or part of the name: ndjson, client, chunked, memory); also --runtime=a,b and
+//                                      --bench=a,b
+//   npm run bench -- alternatives      the optional appendix (prototypes of speed-ups), not in the default run
+//   npm run bench -- --all             the default run plus the appendix (about 1.5 minutes more)
+//
+// Nothing here asserts on timings: a missed target is reported in RESULTS.md, the exit code only says whether every
+// benchmark ran.
+import { execFileSync, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const bin = (name) => `${root}node_modules/.bin/${name}`;
+
+const BENCHMARKS = [
+  {
+    name: "ndjson_pipeline",
+    file: "bench/ndjson_pipeline.bench.ts",
+    title: "1. NDJSON → WatchEvent pipeline vs `JSON.parse` (the limit)",
+    about: [
+      "Input: the NDJSON bytes of the events as 64 KiB reads (copies) from a pull-based `ReadableStream`, through " +
+      "`JsonWatchEventDecoderStream`. Baseline: `JSON.parse` in a plain loop over the same events already split into " +
+      "strings. Ratio = pipeline throughput / baseline throughput (≥ 0.9x wanted).",
+      "`NdjsonLineParser` + `toWatchEvent` (the same work with no stream) shows what the Web Streams machinery costs. " +
+      "The breakdown rows time sub-steps on their own, in the same rounds; their last column is the share of the " +
+      "`for await` pipeline's time, so decode + split + parse + streams should roughly add up to 100%.",
+    ],
+  },
+  {
+    name: "client_node_baseline",
+    file: "bench/client_node_baseline.bench.ts",
+    title: "2. watchwire vs the way @kubernetes/client-node reads a watch",
+    about: [
+      "Baseline, as in client-node's `Watch.watch` (src/watch.ts): `createInterface(Readable.fromWeb(body))` from " +
+      "`node:readline`, and per `line` event `JSON.parse(line.toString())` then a callback with `data.type`, " +
+      "`data.object`. Candidate: `body.pipeThrough(new JsonWatchEventDecoderStream())`. Both read the same 64 KiB " +
+      "reads from the same kind of pull-based `ReadableStream`. Ratio = watchwire / baseline (≥ 1.3x wanted).",
+    ],
+  },
+  {
+    name: "chunked",
+    file: "bench/chunked.bench.ts",
+    title: "3. HTTP/1.1 chunked decoding vs a plain copy",
+    about: [
+      "A chunk-coded body (payload: NDJSON Pod events) with 1 KiB and with 16 KiB HTTP chunks, delivered as 64 KiB " +
+      "reads. Throughput counts wire bytes. Two separate comparisons, each against its own baseline (≥ 0.5x wanted):",
+      "**(a) streams**: `ReadableStream` → `ChunkedDecoderStream` → `reader.read()` of every payload view, vs the " +
+      "same reads → an identity `TransformStream` that copies each read into a destination buffer with " +
+      "`Uint8Array.prototype.set` and enqueues the copy → the same `reader.read()` consumer.",
+      "**(b) cores, no streams**: a `ChunkedDecoder.push(read, onPayload)` loop vs a bare loop of " +
+      "`dest.set(read, offset)`.",
+    ],
+  },
+  {
+    name: "memory",
+    file: "bench/memory.bench.ts",
+    title: "4. Memory: a long chunked JSON watch body",
+    about: [
+      "A child process per runtime decodes a chunked JSON watch body generated lazily by a pull-based " +
+      "`ReadableStream` (64 KiB reads, never held in memory; each event its own HTTP chunk as the API server sends " +
+      "them; mostly ~1 KB Pods, some ~30 KB Pods and ConfigMaps, and one ~4 MiB ConfigMap a third of the way in) " +
+      "through `ChunkedDecoderStream` then `JsonWatchEventDecoderStream`, events counted and dropped. RSS is sampled " +
+      "every ~50 ms; the baseline is taken after start-up and a full GC. Target: peak rise ≤ largest event + 16 MiB.",
+      "The control is a second child doing the least any decoder must do with the same body: decode each event's " +
+      "bytes with `TextDecoder` and `JSON.parse` them (no streams, no wire buffering), so the difference between the " +
+      "two is what watchwire itself adds. Both are repeated on a shorter body whose large event has some non-ASCII " +
+      "text (JavaScript engines then store its decoded text and strings with two bytes per character).",
+    ],
+  },
+  {
+    name: "alternatives",
+    file: "bench/alternatives.bench.ts",
+    optional: true,
+    title: "Appendix: prototypes of possible speed-ups (not targets)",
+    about: [
+      "Measured evidence for changes to src/, prototyped in bench code against the current implementation in the " +
+      "same rounds (see bench/alternatives.bench.ts). Only run when asked for: `npm run bench -- alternatives` " +
+      "(alone) or `npm run bench -- --all` (with everything else).",
+    ],
+  },
+];
+
+const RUNTIMES = [
+  { name: "node", command: process.execPath, args: ["--expose-gc", "--import", "tsx"], version: () => process.version },
+  {
+    name: "deno",
+    command: bin("deno"),
+    args: ["run", "-A", "--v8-flags=--expose-gc"],
+    version: () => firstLine(bin("deno"), ["--version"]),
+  },
+  { name: "bun", command: bin("bun"), args: [], version: () => `bun ${firstLine(bin("bun"), ["--version"])}` },
+];
+
+// ---- arguments ----
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const all = argv.includes("--all");
+const wantRuntimes = new Set();
+const wantBenches = new Set();
+for (const arg of argv) {
+  if (arg === "--quick" || arg === "--all") continue;
+  const [flag, value] = arg.startsWith("--") ? arg.slice(2).split("=") : [undefined, arg];
+  for (const word of (value ?? "").split(",").filter(Boolean)) {
+    if (flag === "runtime" || (flag === undefined && RUNTIMES.some((r) => r.name === word))) wantRuntimes.add(word);
+    else if (flag === "bench" || flag === undefined) wantBenches.add(word);
+    else throw new Error(`unknown option ${arg}`);
+  }
+}
+const runtimes = RUNTIMES.filter((r) => wantRuntimes.size === 0 || wantRuntimes.has(r.name));
+// Optional benchmarks run only when named.
+const benches = BENCHMARKS.filter((b) =>
+  wantBenches.size === 0 ? all || !b.optional : [...wantBenches].some((w) => b.name.includes(w))
+);
+if (runtimes.length === 0 || benches.length === 0) {
+  console.error(
+    `nothing selected (runtimes: ${RUNTIMES.map((r) => r.name)}; benchmarks: ${BENCHMARKS.map((b) => b.name)})`,
+  );
+  process.exit(2);
+}
+
+function firstLine(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: "utf8" }).split("\n")[0].trim();
+  } catch (error) {
+    return `unknown (${error.message.split("\n")[0]})`;
+  }
+}
+
+/** Runs one benchmark file under one runtime; resolves with its result object or an error description. */
+function run(runtime, bench) {
+  const timeoutMs = (quick ? 2 : 8) * 60_000;
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(runtime.command, [...runtime.args, bench.file, ...(quick ? ["--quick"] : [])], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      process.stderr.write(chunk);
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const finish = (error) => {
+      clearTimeout(timer);
+      const wall = (Date.now() - started) / 1e3;
+      if (error !== undefined) return resolve({ ok: false, wall, error });
+      try {
+        const last = stdout.trim().split("\n").pop();
+        resolve({ ok: true, wall, result: JSON.parse(last) });
+      } catch {
+        resolve({ ok: false, wall, error: `no JSON result on stdout; stderr ends: ${stderr.trim().slice(-600)}` });
+      }
+    };
+    child.on("error", (error) => finish(String(error)));
+    child.on("close", (code, signal) => {
+      if (signal === "SIGKILL") finish(`killed after ${timeoutMs / 1e3} s`);
+      else if (code !== 0) finish(`exit ${code}; stderr ends: ${stderr.trim().slice(-600)}`);
+      else finish();
+    });
+  });
+}
+
+// ---- run ----
+const startedAt = new Date();
+const loadBefore = os.loadavg();
+const outcomes = new Map(); // `${bench}/${runtime}` -> outcome
+for (const bench of benches) {
+  for (const runtime of runtimes) {
+    console.error(`\n=== ${bench.name} on ${runtime.name}${quick ? " (quick)" : ""} ===`);
+    const outcome = await run(runtime, bench);
+    outcomes.set(`${bench.name}/${runtime.name}`, outcome);
+    console.error(outcome.ok ? `--- done in ${outcome.wall.toFixed(1)} s` : `--- FAILED: ${outcome.error}`);
+  }
+}
+const wallSeconds = (Date.now() - startedAt.getTime()) / 1e3;
+
+// ---- report ----
+const cell = (text) => String(text).replaceAll("|", "\\|").replaceAll("\n", " ");
+const table = (columns, rows, numeric = true) =>
+  [
+    `| ${columns.map(cell).join(" | ")} |`,
+    `| ${columns.map((_, i) => (i === 0 || !numeric ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`),
+  ].join("\n");
+
+const versions = Object.fromEntries(runtimes.map((r) => [r.name, r.version()]));
+const cpus = os.cpus();
+const git = (args) => firstLine("git", ["-C", root, ...args]);
+const changed = (() => {
+  try {
+    return execFileSync("git", ["-C", root, "diff", "--name-only", "HEAD", "--", "src", "mod.ts"], { encoding: "utf8" })
+      .trim().split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+})();
+
+const md = [];
+md.push("# watchwire benchmark results", "");
+md.push(
+  `Written by \`npm run bench${quick ? " -- --quick" : ""}\` (scripts/bench-all.mjs) on ${startedAt.toISOString()}; ` +
+    `${quick ? "**quick smoke run: small inputs, few rounds; the figures are not meaningful**" : "full run"}; ` +
+    `${wallSeconds.toFixed(0)} s in all. Overwritten by every run.`,
+  "",
+);
+md.push("## Environment", "");
+md.push(table(["", ""], [
+  ["machine", `${os.availableParallelism?.() ?? cpus.length} CPUs (nproc), ${cpus[0]?.model ?? "unknown CPU"}`],
+  ["memory", `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`],
+  ["OS", `${os.type()} ${os.release()} ${os.arch()}`],
+  ["load average before the run (1/5/15 min)", loadBefore.map((l) => l.toFixed(2)).join(" / ")],
+  ...runtimes.map((r) => [r.name, versions[r.name]]),
+  [
+    "code measured",
+    `commit ${git(["rev-parse", "--short", "HEAD"])}${
+      changed.length > 0 ? ` plus uncommitted changes to ${changed.join(", ")}` : ""
+    }`,
+  ],
+], false));
+md.push("");
+
+// Summary of targets: one row per check id, one column per runtime.
+const checkRows = new Map();
+for (const bench of benches) {
+  for (const runtime of runtimes) {
+    const o = outcomes.get(`${bench.name}/${runtime.name}`);
+    if (!o?.ok) continue;
+    for (const c of o.result.checks) {
+      if (!checkRows.has(c.id)) checkRows.set(c.id, { label: c.label, target: c.target, by: {} });
+      checkRows.get(c.id).by[runtime.name] = `${c.value ?? `${c.ratio.toFixed(2)}x`} ${c.met ? "yes" : "**no**"}`;
+    }
+  }
+}
+md.push("## Targets", "");
+md.push("Each cell: the measured ratio (median over paired rounds) or value, then whether the target is met.", "");
+if (checkRows.size === 0) md.push("(No targets in this selection.)", "");
+else {md.push(table(
+    ["check", "target", ...runtimes.map((r) => r.name)],
+    [...checkRows.values()].map((c) => [c.label, c.target, ...runtimes.map((r) => c.by[r.name] ?? "not run")]),
+  ));}
+md.push("");
+
+md.push("## Method", "");
+md.push(
+  "- Every runtime measures baseline and candidate in the same process and the same rounds. Each round runs every " +
+    "case once, in an order rotated from round to round; short cases are repeated inside a sample until it takes " +
+    "≥ 40 ms. Warmup runs come first and check every case's count (events or bytes); one full GC follows them " +
+    "(none between samples: forcing one before every sample slowed the following sample several-fold in V8). " +
+    "Nothing asserts on time.",
+  "- Absolute figures are medians over the rounds. MB = 10^6 bytes. A ratio is the median, over rounds, of the " +
+    "candidate's throughput over the baseline's in the same round; (IQR) gives its 25th–75th percentiles, a " +
+    "measure of noise.",
+  "- Data (bench/data.ts) are generated deterministically with a seeded PRNG: `pod-1k` (lean Pods, ~1.1 KB: " +
+    "metadata with labels, annotations, ownerReferences and managedFields, one container, status), `pod-30k` (full " +
+    "Pods with 11 containers with env, probes, mounts, statuses and per-container managedFields, ~30 KB) and " +
+    "`configmap-30k` (ConfigMaps with ~29 KB of properties files, some lines non-ASCII).",
+  "- The machine is shared and small: treat differences of a few percent as noise; the IQR column shows how " +
+    "steady each ratio was.",
+  "",
+);
+
+for (const bench of benches) {
+  md.push(`## ${bench.title}`, "");
+  for (const line of bench.about) md.push(line, "");
+  for (const runtime of runtimes) {
+    const o = outcomes.get(`${bench.name}/${runtime.name}`);
+    if (!o.ok) {
+      md.push(`### ${runtime.name}`, "", `**Did not run**: ${cell(o.error)}`, "");
+      continue;
+    }
+    const r = o.result;
+    md.push(
+      `### ${runtime.name} ${r.runtime.version} (${r.runtime.engine})`,
+      "",
+      `${r.seconds.toFixed(1)} s measuring, ${o.wall.toFixed(1)} s with start-up. Parameters: ${
+        Object.entries(r.params).map(([k, v]) => `${k} ${v}`).join(", ")
+      }.`,
+      "",
+    );
+    for (const s of r.sections) {
+      md.push(`**${s.title}**`, "");
+      if (s.note) md.push(s.note, "");
+      md.push(table(s.columns, s.rows), "");
+    }
+    for (const note of r.notes ?? []) md.push(`> ${note}`, "");
+  }
+}
+
+writeFileSync(`${root}bench/RESULTS.md`, md.join("\n"));
+const failed = [...outcomes.entries()].filter(([, o]) => !o.ok);
+console.error(
+  `\nwrote bench/RESULTS.md (${wallSeconds.toFixed(0)} s)${failed.length ? `; failed: ${failed.map(([k]) => k)}` : ""}`,
+);
+process.exit(failed.length > 0 ? 1 : 0);
