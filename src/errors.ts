@@ -45,8 +45,6 @@ export interface DecodeErrorOptions {
   cause?: unknown;
   /** Where in a larger input the fault is, e.g. `"body of response 2"`. */
   context?: string;
-  /** The fault's byte offset in the outermost input (a capture file), when a layer can map it. */
-  inputOffset?: number;
 }
 
 /**
@@ -76,8 +74,6 @@ export class DecodeError extends Error {
   readonly offset: number;
   /** Where in a larger input, if a wrapping decoder said so (e.g. `"body of response 2"`). */
   readonly context: string | undefined;
-  /** The fault's byte offset in the outermost input, when a wrapping decoder could map it. */
-  readonly inputOffset: number | undefined;
   /** The message without the location suffix. */
   readonly detail: string;
 
@@ -91,23 +87,11 @@ export class DecodeError extends Error {
     this.offset = offset;
     this.detail = detail;
     this.context = options.context;
-    this.inputOffset = options.inputOffset;
-  }
-
-  /** A copy of this error placed inside a larger input: `context` names the part, `inputOffset` the outer offset. */
-  within(context: string, inputOffset?: number): DecodeError {
-    const outer = this.context === undefined ? context : `${this.context} of ${context}`;
-    return new DecodeError(this.code, this.offset, this.detail, {
-      cause: this.cause,
-      context: outer,
-      inputOffset: inputOffset ?? this.inputOffset,
-    });
   }
 
   static #format(detail: string, offset: number, options: DecodeErrorOptions): string {
     let where = `at byte ${offset}`;
     if (options.context !== undefined) where += ` (in the ${options.context})`;
-    if (options.inputOffset !== undefined) where += ` (byte ${options.inputOffset} of the input)`;
     return `${detail} ${where}`;
   }
 }
