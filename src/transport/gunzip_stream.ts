@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DecoderStream } from "../streams/decoder_stream.ts";
 import { crc32, crc32Byte } from "./crc32.ts";
 import { describe } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
@@ -22,88 +23,62 @@ export interface GunzipStreamOptions {
  * Decompresses a gzip body (RFC 1952): one or more concatenated gzip members (as `cat a.gz b.gz` makes), optionally
  * followed by zero bytes of padding. The output is the members' data, one after the other.
  *
- * Where the runtime's `DecompressionStream("gzip")` handles such input (Node, Bun) it does the work; elsewhere (Deno,
- * whose native stream stops at the first member) a built-in streaming inflater does, verifying each member's CRC-32
- * and length. Corrupt data is a `DECOMPRESSION_FAILED` {@linkcode DecodeError}, input that ends inside a member
- * `TRUNCATED`; empty input decodes to nothing.
+ * Where the runtime's `DecompressionStream("gzip")` handles such input (checked once with a small probe: Node does) it
+ * does the work, and its faults are mapped to a {@linkcode DecodeError} with the input offset it had reached. Elsewhere
+ * (Deno's stops after the first member, Bun's rejects zero padding) a built-in streaming inflater does, verifying each
+ * member's CRC-32 and length, reporting the exact byte of a fault and delivering all output before it. Corrupt data is
+ * `DECOMPRESSION_FAILED`, input that ends inside a member `TRUNCATED`; empty input decodes to nothing.
+ *
+ * Output comes in pieces of at most 96 KiB; backpressure applies between input chunks, so one chunk's output (a
+ * chunk of a decompression bomb included) is queued whole.
  *
  * @example
  * ```ts
  * import { GunzipStream } from "watchwire";
  *
- * const gzip = (s: string) => new Response(new Blob([s]).stream().pipeThrough(new CompressionStream("gzip"))).bytes();
+ * const gzip = (s: string) => new Response(new Blob([s]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
  * const body = new Blob([await gzip('{"a":1}\n'), await gzip('{"b":2}\n')]).stream();
  * console.log(await new Response(body.pipeThrough(new GunzipStream())).text()); // {"a":1}\n{"b":2}\n
  * ```
  */
-export class GunzipStream extends TransformStream<Uint8Array, Uint8Array> {
+export class GunzipStream extends DecoderStream<Uint8Array, Uint8Array> {
   constructor(options: GunzipStreamOptions = {}) {
     let engine: Engine | undefined;
-    const choose = async (controller: TransformStreamDefaultController<Uint8Array>): Promise<Engine> => {
+    const choose = async (emit: (output: Uint8Array) => void): Promise<Engine> => {
       const native = options.native !== false && await nativeGunzipWorks();
-      engine ??= native ? new NativeEngine(controller) : new OwnEngine(controller);
+      engine ??= native ? new NativeEngine(emit) : new OwnEngine();
       return engine;
     };
-    // `cancel` (called when the readable side is cancelled) is newer than some runtimes' type definitions.
-    const transformer: Transformer<Uint8Array, Uint8Array> & { cancel(reason: unknown): Promise<void> } = {
-      transform(chunk, controller) {
-        if (engine !== undefined) return engine.transform(chunk);
-        return choose(controller).then((e) => e.transform(chunk));
+    super({
+      async push(chunk, emit) {
+        await (engine ?? await choose(emit)).push(chunk, emit);
       },
-      flush(controller) {
-        if (engine !== undefined) return engine.flush();
-        return choose(controller).then((e) => e.flush());
+      async finish(emit) {
+        await (engine ?? await choose(emit)).finish();
       },
-      async cancel(reason: unknown) {
-        await engine?.cancel(reason);
+      failed(reason) {
+        engine?.cancel(reason);
       },
-    };
-    super(transformer);
+    });
   }
 }
 
 interface Engine {
-  transform(chunk: Uint8Array): Promise<void> | void;
-  flush(): Promise<void> | void;
-  cancel(reason: unknown): Promise<void> | void;
-}
-
-/**
- * Throws `error` once the readable side has handed on everything queued: erroring a stream discards its queue, and
- * the output before a fault must reach the reader first. Polls, since a transformer is not told when the reader reads.
- */
-async function failAfterDrain(controller: TransformStreamDefaultController<Uint8Array>, error: unknown): Promise<never> {
-  for (let wait = 0; (controller.desiredSize ?? 0) < 0; wait = Math.min(wait * 2 || 1, 50)) {
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
-  throw error;
+  push(chunk: Uint8Array, emit: (output: Uint8Array) => void): Promise<void> | void;
+  finish(): Promise<void> | void;
+  cancel(reason: unknown): void;
 }
 
 /** The built-in decoder. */
 class OwnEngine implements Engine {
   readonly #decoder = new GunzipDecoder();
-  readonly #controller: TransformStreamDefaultController<Uint8Array>;
-  readonly #emit: (output: Uint8Array) => void;
 
-  constructor(controller: TransformStreamDefaultController<Uint8Array>) {
-    this.#controller = controller;
-    this.#emit = (output) => controller.enqueue(output);
+  push(chunk: Uint8Array, emit: (output: Uint8Array) => void): void {
+    this.#decoder.push(chunk, emit);
   }
 
-  transform(chunk: Uint8Array): Promise<void> | void {
-    try {
-      this.#decoder.push(chunk, this.#emit);
-    } catch (error) {
-      return failAfterDrain(this.#controller, error);
-    }
-  }
-
-  flush(): Promise<void> | void {
-    try {
-      this.#decoder.finish();
-    } catch (error) {
-      return failAfterDrain(this.#controller, error);
-    }
+  finish(): void {
+    this.#decoder.finish();
   }
 
   cancel(): void {}
@@ -111,15 +86,15 @@ class OwnEngine implements Engine {
 
 /** The runtime's `DecompressionStream`, its output pumped into ours, its errors mapped to {@linkcode DecodeError}. */
 class NativeEngine implements Engine {
-  readonly #controller: TransformStreamDefaultController<Uint8Array>;
   readonly #writer: WritableStreamDefaultWriter<BufferSource>;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #pump: Promise<void>;
-  /** Input bytes the native stream has accepted without complaint: a fault lies at or after this offset. */
+  /** Input bytes handed to the native stream without complaint. */
   #accepted = 0;
+  /** Set once our stream has failed or been cancelled: the native stream is being torn down. */
+  #stopped = false;
 
-  constructor(controller: TransformStreamDefaultController<Uint8Array>) {
-    this.#controller = controller;
+  constructor(emit: (output: Uint8Array) => void) {
     const native = new DecompressionStream("gzip");
     this.#writer = native.writable.getWriter();
     const reader = native.readable.getReader();
@@ -127,8 +102,8 @@ class NativeEngine implements Engine {
     this.#pump = (async () => {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) return;
-        controller.enqueue(value);
+        if (done || this.#stopped) return;
+        emit(value);
       }
     })();
     // Its failure is reported through the writer as well; this only keeps it from counting as unhandled.
@@ -136,46 +111,61 @@ class NativeEngine implements Engine {
     this.#writer.closed.catch(() => {});
   }
 
-  async transform(chunk: Uint8Array): Promise<void> {
+  async push(chunk: Uint8Array): Promise<void> {
     if (chunk.length === 0) return;
     try {
       // Typed for ArrayBuffer-backed views; a SharedArrayBuffer one is refused at run time and reported as a fault.
       await this.#writer.write(chunk as Uint8Array<ArrayBuffer>);
     } catch (cause) {
+      if (this.#stopped) return;
       await this.#fail("DECOMPRESSION_FAILED", cause);
     }
     this.#accepted += chunk.length;
   }
 
-  async flush(): Promise<void> {
+  async finish(): Promise<void> {
     if (this.#accepted === 0) {
       // Empty input is an empty body here, while native streams call it a truncated member.
-      await this.cancel(undefined);
+      this.cancel(undefined);
       return;
     }
     try {
       await this.#writer.close();
       await this.#pump;
     } catch (cause) {
-      // Everything was accepted; what fails at the end is an unfinished member.
-      await this.#fail("TRUNCATED", cause);
+      if (this.#stopped) return;
+      await this.#fail(endedEarly(cause) ? "TRUNCATED" : "DECOMPRESSION_FAILED", cause);
     }
   }
 
-  async cancel(reason: unknown): Promise<void> {
-    await Promise.allSettled([this.#writer.abort(reason), this.#reader.cancel(reason)]);
+  cancel(reason: unknown): void {
+    this.#stopped = true;
+    // Not awaited: an abort waits for the write in flight, which may wait for output nobody reads any more.
+    this.#writer.abort(reason).catch(() => {});
+    this.#reader.cancel(reason).catch(() => {});
   }
 
+  /** Reports a native fault once its output so far is out; its offset is the input handed over by then. */
   async #fail(code: "DECOMPRESSION_FAILED" | "TRUNCATED", cause: unknown): Promise<never> {
     await Promise.allSettled([this.#pump]);
     const message = cause instanceof Error ? cause.message : String(cause);
-    const error = new DecodeError(code, this.#accepted, `gzip: ${message}`, { cause });
-    return failAfterDrain(this.#controller, error);
+    throw new DecodeError(code, this.#accepted, `gzip: ${message}`, { cause });
   }
 }
 
-// Three members ("a", empty, "b") and two bytes of zero padding: what a body may hold and Deno's native stream
-// cannot decode.
+/**
+ * Whether a native error at the end of input says the input ended inside a member: zlib's Z_BUF_ERROR (Node), its
+ * "unexpected end of file" message (Node, Bun). Native streams may report any fault only at the end, so the time alone
+ * does not tell.
+ */
+function endedEarly(cause: unknown): boolean {
+  if (typeof cause !== "object" || cause === null) return false;
+  const { code, message } = cause as { code?: unknown; message?: unknown };
+  return code === "Z_BUF_ERROR" || (typeof message === "string" && /unexpected end|truncated/i.test(message));
+}
+
+// Three members ("a", empty, "b") and two bytes of zero padding, as a body may be. Deno's native stream fails on the
+// second member, Bun's on the padding.
 const PROBE = Uint8Array.of(
   ...[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0x4b, 0x04, 0x00, 0x43, 0xbe, 0xb7, 0xe8, 1, 0, 0, 0],
   ...[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -304,7 +294,9 @@ class GunzipDecoder {
         } else if (byte === 0 && this.#members > 0) {
           this.#state = State.Padding;
         } else {
-          this.#fail(this.#members === 0 ? `not gzip data: ${describe(byte)}` : `${describe(byte)} after the last member`);
+          this.#fail(
+            this.#members === 0 ? `not gzip data: ${describe(byte)}` : `${describe(byte)} after the last member`,
+          );
         }
         return;
       case State.Magic2:
@@ -348,7 +340,10 @@ class GunzipDecoder {
         this.#remaining--;
         if (k === 3) {
           if (this.#value !== this.#crc) {
-            this.#fail(`CRC-32 mismatch: data has ${hex(this.#crc)}, trailer says ${hex(this.#value)}`, this.#fieldStart);
+            this.#fail(
+              `CRC-32 mismatch: data has ${hex(this.#crc)}, trailer says ${hex(this.#value)}`,
+              this.#fieldStart,
+            );
           }
           this.#value = 0;
         } else if (k === 7) {

@@ -29,14 +29,20 @@ const CL_MASK = (1 << CL_ROOT) - 1;
 const LINK = 16;
 
 // Length symbols 257..285 and distance symbols 0..29: base values and extra bits (RFC 1951 §3.2.5).
+// deno-fmt-ignore
 const LENGTH_BASE = Uint16Array.of(
   3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258,
 );
-const LENGTH_EXTRA = Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0);
+// deno-fmt-ignore
+const LENGTH_EXTRA = Uint8Array.of(
+  0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+);
+// deno-fmt-ignore
 const DISTANCE_BASE = Uint16Array.of(
   1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,
   8193, 12289, 16385, 24577,
 );
+// deno-fmt-ignore
 const DISTANCE_EXTRA = Uint8Array.of(
   0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13,
 );
@@ -376,7 +382,14 @@ export class Inflater {
             if (index < total) break loop;
             if (lengths[256] === 0) this.#fail("no end-of-block code", this.#loaded + p - start, n + 1);
             const literal = buildTable(lengths, 0, this.#literals, LIT_ROOT, this.#dynamicLiteral, true);
-            const distance = buildTable(lengths, this.#literals, this.#distances, DIST_ROOT, this.#dynamicDistance, true);
+            const distance = buildTable(
+              lengths,
+              this.#literals,
+              this.#distances,
+              DIST_ROOT,
+              this.#dynamicDistance,
+              true,
+            );
             if (literal === undefined || distance === undefined) {
               this.#fail("invalid literal/length or distance code lengths", this.#loaded + p - start, n + 1);
             }
