@@ -10,8 +10,8 @@
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
+import { watchwireCases } from "./watchwire_cases.ts";
 import {
   type Case,
   type Check,
@@ -65,30 +65,7 @@ for (const name of DATASET_NAMES) {
   log(`${name}: ${d.events} events, mean ${d.meanEventBytes.toFixed(0)} B`);
   const cases: Case[] = [
     { name: "client-node", expect: d.events, run: () => clientNodeWatch(streamOf(reads)) },
-    {
-      name: "for-await",
-      expect: d.events,
-      run: async () => {
-        let n = 0;
-        for await (const event of streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream())) {
-          if (event.type !== undefined) n++;
-        }
-        return n;
-      },
-    },
-    {
-      name: "reader",
-      expect: d.events,
-      run: async () => {
-        const reader = streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream()).getReader();
-        let n = 0;
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return n;
-          if (value.type !== undefined) n++;
-        }
-      },
-    },
+    ...watchwireCases(reads, d.events),
   ];
   let t;
   try {

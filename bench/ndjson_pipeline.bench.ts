@@ -8,10 +8,10 @@
  * Run: `node --expose-gc --import tsx bench/ndjson_pipeline.bench.ts [--quick]` (or `deno run -A`, `bun`).
  */
 // Straight from the modules (all are re-exported by mod.ts), so work in progress elsewhere cannot break the benchmark.
-import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
 import { NdjsonLineParser } from "../src/codec/ndjson_decoder_stream.ts";
 import { toWatchEvent } from "../src/codec/watch_event.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
+import { watchwireCases } from "./watchwire_cases.ts";
 import {
   type Case,
   type Check,
@@ -61,30 +61,7 @@ for (const name of DATASET_NAMES) {
         return n;
       },
     },
-    {
-      name: "for-await",
-      expect: d.events,
-      run: async () => {
-        let n = 0;
-        for await (const event of streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream())) {
-          if (event.type !== undefined) n++;
-        }
-        return n;
-      },
-    },
-    {
-      name: "reader",
-      expect: d.events,
-      run: async () => {
-        const reader = streamOf(reads).pipeThrough(new JsonWatchEventDecoderStream()).getReader();
-        let n = 0;
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return n;
-          if (value.type !== undefined) n++;
-        }
-      },
-    },
+    ...watchwireCases(reads, d.events),
     {
       name: "core",
       expect: d.events,
