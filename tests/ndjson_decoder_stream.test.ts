@@ -168,3 +168,19 @@ test("ndjson: values decoded before a fault in the same chunk reach a slow reade
     assert.ok(failure instanceof DecodeError && failure.code === (truncated ? "TRUNCATED" : "JSON_INVALID"));
   }
 });
+
+test("ndjson: a multi-megabyte line split into many chunks, with UTF-8 cut at chunk edges", async () => {
+  const big = { type: "ADDED", object: { data: "naïve ☸ 日本 🚀 ".repeat(150_000) } };
+  const bytes = utf8(JSON.stringify(big) + "\n" + '{"after":true}\n');
+  for (const size of [4093, 65536]) {
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.slice(i, i + size));
+    const { values: got, error } = await drain(values(streamOf(chunks)));
+    assert.equal(error, undefined);
+    assert.equal(got.length, 2);
+    assert.ok((got[0] as typeof big).object.data === big.object.data, "the large line decodes exactly");
+    assert.deepEqual(got[1], { after: true });
+  }
+  const { error } = await drain(values(streamOf([bytes.slice(0, 3_000_000)]), 2_000_000));
+  assert.ok(error instanceof DecodeError && error.code === "LINE_TOO_LONG" && error.offset === 0);
+});

@@ -5,7 +5,7 @@
  */
 import { DecodeError } from "../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
-import { LineBuffer } from "../transport/line_buffer.ts";
+import { PartialLine } from "./partial_line.ts";
 
 /** Options of {@linkcode NdjsonDecoderStream}. */
 export interface NdjsonDecoderOptions<T> {
@@ -58,7 +58,7 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
   readonly #max: number;
   readonly #map: ((value: unknown) => T) | undefined;
   readonly #text = new TextDecoder("utf-8", { ignoreBOM: true });
-  readonly #carry = new LineBuffer();
+  readonly #carry = new PartialLine();
   /** Bytes consumed before the current chunk. */
   #offset = 0;
 
@@ -81,8 +81,7 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
       // The line that began in an earlier chunk ends here.
       this.#extendCarry(chunk.subarray(0, firstLf), base);
       const lineStart = base - (this.#carry.length - firstLf);
-      this.#parseLine(this.#text.decode(this.#carry.view()), lineStart, emit);
-      this.#carry.clear();
+      this.#parseLine(this.#text.decode(this.#carry.take()), lineStart, emit);
       start = firstLf + 1;
     }
     const lastLf = chunk.lastIndexOf(LF);
@@ -104,8 +103,7 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
   finish(emit: (value: T) => void): void {
     if (this.#carry.length === 0) return;
     const lineStart = this.#offset - this.#carry.length;
-    const text = this.#text.decode(this.#carry.view());
-    this.#carry.clear();
+    const text = this.#text.decode(this.#carry.take());
     if (isBlank(text)) return;
     let value: unknown;
     try {
