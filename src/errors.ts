@@ -37,7 +37,19 @@ export type DecodeErrorCode =
   /** A watch event's `type` is not ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
   | "EVENT_TYPE_UNKNOWN"
   /** A response's Content-Type names a format watchwire cannot decode. */
-  | "CONTENT_TYPE_UNSUPPORTED";
+  | "CONTENT_TYPE_UNSUPPORTED"
+  /** An HTTP/2 connection does not start with the client preface where one is required. */
+  | "PREFACE_INVALID"
+  /** An HTTP/2 frame is longer than the frame size limit in force. */
+  | "FRAME_SIZE_ERROR"
+  /** An HTTP/2 frame breaks RFC 9113 (padding longer than the frame, a wrong length for its type, a bad stream id). */
+  | "FRAME_INVALID"
+  /** An HPACK header block breaks RFC 7541 (index out of range, integer overflow, bad Huffman code or padding). */
+  | "HPACK_INVALID"
+  /** A length-prefixed message (gRPC, Kubernetes protobuf) is longer than the configured limit. */
+  | "MESSAGE_TOO_LARGE"
+  /** A length-prefixed message's prefix or contents are malformed. */
+  | "MESSAGE_INVALID";
 
 /** Options of {@linkcode DecodeError}. */
 export interface DecodeErrorOptions {
