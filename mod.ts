@@ -29,3 +29,7 @@ export * from "./src/watch/decode_watch_response.ts";
 export * from "./src/cli/main.ts";
 export * from "./src/transport/gunzip_stream.ts";
 export * from "./src/streams/decoder_stream.ts";
+export * from "./src/framing/length_prefixed_stream.ts";
+export * from "./src/framing/grpc_message_stream.ts";
+export * from "./src/framing/grpc_status.ts";
+export * from "./src/framing/encode.ts";
