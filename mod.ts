@@ -33,3 +33,7 @@ export * from "./src/framing/length_prefixed_stream.ts";
 export * from "./src/framing/grpc_message_stream.ts";
 export * from "./src/framing/grpc_status.ts";
 export * from "./src/framing/encode.ts";
+export * from "./src/transport/http2/frames.ts";
+export * from "./src/transport/http2/frame_decoder.ts";
+export * from "./src/transport/http2/frame_decoder_stream.ts";
+export * from "./src/transport/http2/frame_encoder.ts";

@@ -1,0 +1,305 @@
+/**
+ * HTTP/2 frames (RFC 9113 §4 and §6) as typed values, and the protocol's constants: frame types, flags, error codes
+ * and settings identifiers. {@linkcode Http2FrameDecoder} produces these frames, {@linkcode encodeHttp2Frame} writes
+ * them.
+ *
+ * @module
+ */
+
+/** The 24-byte client connection preface (RFC 9113 §3.4) that opens the client-to-server direction. */
+export const HTTP2_CLIENT_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/** Length of an HTTP/2 frame header: 24-bit length, 8-bit type, 8-bit flags, 1 reserved bit and a 31-bit stream id. */
+export const HTTP2_FRAME_HEADER_LENGTH = 9;
+
+/** The initial SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2): the largest payload a peer may send until told otherwise. */
+export const HTTP2_DEFAULT_MAX_FRAME_SIZE = 16384;
+
+/** The largest SETTINGS_MAX_FRAME_SIZE a peer may announce (2^24 - 1, the frame header's length field maximum). */
+export const HTTP2_MAX_FRAME_SIZE_LIMIT = 16777215;
+
+/** The frame type codes defined by RFC 9113 §6. Any other code is an extension frame ({@linkcode Http2UnknownFrame}). */
+export const Http2FrameType = {
+  DATA: 0x0,
+  HEADERS: 0x1,
+  PRIORITY: 0x2,
+  RST_STREAM: 0x3,
+  SETTINGS: 0x4,
+  PUSH_PROMISE: 0x5,
+  PING: 0x6,
+  GOAWAY: 0x7,
+  WINDOW_UPDATE: 0x8,
+  CONTINUATION: 0x9,
+} as const;
+
+/** A frame type name of RFC 9113 §6. */
+export type Http2FrameTypeName = keyof typeof Http2FrameType;
+
+/**
+ * Frame flag bits (RFC 9113 §6). A bit means something only for the frame types that define it: `ACK` (SETTINGS,
+ * PING) shares its bit with `END_STREAM` (DATA, HEADERS).
+ */
+export const Http2Flag = {
+  /** DATA, HEADERS: the last frame the sender sends on the stream. */
+  END_STREAM: 0x1,
+  /** SETTINGS, PING: an acknowledgement. */
+  ACK: 0x1,
+  /** HEADERS, PUSH_PROMISE, CONTINUATION: the field block ends with this frame. */
+  END_HEADERS: 0x4,
+  /** DATA, HEADERS, PUSH_PROMISE: a pad length byte and padding are present. */
+  PADDED: 0x8,
+  /** HEADERS: the (deprecated) priority fields are present. */
+  PRIORITY: 0x20,
+} as const;
+
+/** Error codes of RST_STREAM and GOAWAY frames (RFC 9113 §7). Unknown codes may occur and carry no special meaning. */
+export const Http2ErrorCode = {
+  NO_ERROR: 0x0,
+  PROTOCOL_ERROR: 0x1,
+  INTERNAL_ERROR: 0x2,
+  FLOW_CONTROL_ERROR: 0x3,
+  SETTINGS_TIMEOUT: 0x4,
+  STREAM_CLOSED: 0x5,
+  FRAME_SIZE_ERROR: 0x6,
+  REFUSED_STREAM: 0x7,
+  CANCEL: 0x8,
+  COMPRESSION_ERROR: 0x9,
+  CONNECT_ERROR: 0xa,
+  ENHANCE_YOUR_CALM: 0xb,
+  INADEQUATE_SECURITY: 0xc,
+  HTTP_1_1_REQUIRED: 0xd,
+} as const;
+
+/**
+ * SETTINGS parameter identifiers: RFC 9113 §6.5.2, ENABLE_CONNECT_PROTOCOL (RFC 8441) and NO_RFC7540_PRIORITIES
+ * (RFC 9218). Unknown identifiers must be ignored; they stay in {@linkcode Http2SettingsFrame.parameters}.
+ */
+export const Http2SettingId = {
+  HEADER_TABLE_SIZE: 0x1,
+  ENABLE_PUSH: 0x2,
+  MAX_CONCURRENT_STREAMS: 0x3,
+  INITIAL_WINDOW_SIZE: 0x4,
+  MAX_FRAME_SIZE: 0x5,
+  MAX_HEADER_LIST_SIZE: 0x6,
+  ENABLE_CONNECT_PROTOCOL: 0x8,
+  NO_RFC7540_PRIORITIES: 0x9,
+} as const;
+
+/** What every frame carries. */
+export interface Http2FrameBase {
+  /** The stream the frame belongs to; 0 for the connection. The reserved high bit is dropped. */
+  streamId: number;
+  /** The raw flags byte, including bits with no meaning for the type (which receivers ignore). */
+  flags: number;
+  /** The payload length from the frame header (padding included). */
+  length: number;
+  /** Byte offset of the frame's 9-byte header in the decoded input (the client preface counts). */
+  offset: number;
+}
+
+/** Stream priority fields of HEADERS (with the PRIORITY flag) and PRIORITY frames; deprecated by RFC 9113 §5.3.2. */
+export interface Http2Priority {
+  /** The E bit: the dependency is exclusive. */
+  exclusive: boolean;
+  /** The stream this one depends on (31 bits). */
+  streamDependency: number;
+  /** The weight, 1 to 256 (the wire carries weight - 1). */
+  weight: number;
+}
+
+/** A DATA frame (type 0x0, RFC 9113 §6.1): a run of a stream's content. */
+export interface Http2DataFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "DATA";
+  /** END_STREAM flag. */
+  endStream: boolean;
+  /** PADDED flag. */
+  padded: boolean;
+  /** Bytes of padding (0 unless padded). */
+  padLength: number;
+  /** The content, padding removed: a `subarray` view, not a copy. */
+  data: Uint8Array;
+}
+
+/** A HEADERS frame (type 0x1, RFC 9113 §6.2): opens a stream and carries the first fragment of a field block. */
+export interface Http2HeadersFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "HEADERS";
+  /** END_STREAM flag. */
+  endStream: boolean;
+  /** END_HEADERS flag: no CONTINUATION follows. */
+  endHeaders: boolean;
+  /** PADDED flag. */
+  padded: boolean;
+  /** Bytes of padding (0 unless padded). */
+  padLength: number;
+  /** The priority fields if the PRIORITY flag is set, else `undefined`. */
+  priority: Http2Priority | undefined;
+  /** The field block fragment (HPACK), padding and priority fields removed: a `subarray` view. */
+  fragment: Uint8Array;
+}
+
+/** A PRIORITY frame (type 0x2, RFC 9113 §6.3; deprecated, still allowed). */
+export interface Http2PriorityFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "PRIORITY";
+  /** The priority fields. */
+  priority: Http2Priority;
+}
+
+/** An RST_STREAM frame (type 0x3, RFC 9113 §6.4): ends a stream abnormally. */
+export interface Http2RstStreamFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "RST_STREAM";
+  /** Why, one of {@linkcode Http2ErrorCode} or an unknown code. */
+  errorCode: number;
+}
+
+/** The SETTINGS parameters watchwire knows by name, as their last value in a frame (RFC 9113 §6.5.3). */
+export interface Http2Settings {
+  /** SETTINGS_HEADER_TABLE_SIZE (0x1). */
+  headerTableSize?: number;
+  /** SETTINGS_ENABLE_PUSH (0x2). */
+  enablePush?: boolean;
+  /** SETTINGS_MAX_CONCURRENT_STREAMS (0x3). */
+  maxConcurrentStreams?: number;
+  /** SETTINGS_INITIAL_WINDOW_SIZE (0x4). */
+  initialWindowSize?: number;
+  /** SETTINGS_MAX_FRAME_SIZE (0x5). */
+  maxFrameSize?: number;
+  /** SETTINGS_MAX_HEADER_LIST_SIZE (0x6). */
+  maxHeaderListSize?: number;
+  /** SETTINGS_ENABLE_CONNECT_PROTOCOL (0x8, RFC 8441). */
+  enableConnectProtocol?: boolean;
+  /** SETTINGS_NO_RFC7540_PRIORITIES (0x9, RFC 9218). */
+  noRfc7540Priorities?: boolean;
+}
+
+/** A SETTINGS frame (type 0x4, RFC 9113 §6.5). */
+export interface Http2SettingsFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "SETTINGS";
+  /** ACK flag: acknowledges the peer's SETTINGS; then there are no parameters. */
+  ack: boolean;
+  /** Every parameter as `[identifier, value]`, in order, unknown identifiers included. */
+  parameters: Array<[id: number, value: number]>;
+  /** The known parameters by name (the last value where one repeats). */
+  settings: Http2Settings;
+}
+
+/** A PUSH_PROMISE frame (type 0x5, RFC 9113 §6.6): a server announces a stream it will push. */
+export interface Http2PushPromiseFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "PUSH_PROMISE";
+  /** END_HEADERS flag. */
+  endHeaders: boolean;
+  /** PADDED flag. */
+  padded: boolean;
+  /** Bytes of padding (0 unless padded). */
+  padLength: number;
+  /** The stream the server reserves (31 bits). */
+  promisedStreamId: number;
+  /** The field block fragment of the promised request: a `subarray` view. */
+  fragment: Uint8Array;
+}
+
+/** A PING frame (type 0x6, RFC 9113 §6.7). */
+export interface Http2PingFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "PING";
+  /** ACK flag: a reply to a PING. */
+  ack: boolean;
+  /** The 8 opaque bytes: a `subarray` view. */
+  opaqueData: Uint8Array;
+}
+
+/** A GOAWAY frame (type 0x7, RFC 9113 §6.8): the connection is shutting down. */
+export interface Http2GoawayFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "GOAWAY";
+  /** The highest stream id the sender may have processed (31 bits). */
+  lastStreamId: number;
+  /** Why, one of {@linkcode Http2ErrorCode} or an unknown code. */
+  errorCode: number;
+  /** Additional debug data (opaque, often text): a `subarray` view, possibly empty. */
+  debugData: Uint8Array;
+}
+
+/** A WINDOW_UPDATE frame (type 0x8, RFC 9113 §6.9): flow-control credit for a stream or (stream 0) the connection. */
+export interface Http2WindowUpdateFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "WINDOW_UPDATE";
+  /** The window size increment, 1 to 2^31 - 1. */
+  increment: number;
+}
+
+/** A CONTINUATION frame (type 0x9, RFC 9113 §6.10): the next fragment of a field block. */
+export interface Http2ContinuationFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "CONTINUATION";
+  /** END_HEADERS flag. */
+  endHeaders: boolean;
+  /** The field block fragment: a `subarray` view. */
+  fragment: Uint8Array;
+}
+
+/**
+ * A frame of a type RFC 9113 does not define (an extension frame, §5.5). Receivers must ignore it; it is passed on
+ * raw so a caller can skip it, or decode an extension it knows.
+ */
+export interface Http2UnknownFrame extends Http2FrameBase {
+  /** Discriminant. */
+  type: "UNKNOWN";
+  /** The frame type code (0x0a to 0xff). */
+  frameType: number;
+  /** The raw payload: a `subarray` view. */
+  payload: Uint8Array;
+}
+
+/** Any HTTP/2 frame, discriminated on `type`. */
+export type Http2Frame =
+  | Http2DataFrame
+  | Http2HeadersFrame
+  | Http2PriorityFrame
+  | Http2RstStreamFrame
+  | Http2SettingsFrame
+  | Http2PushPromiseFrame
+  | Http2PingFrame
+  | Http2GoawayFrame
+  | Http2WindowUpdateFrame
+  | Http2ContinuationFrame
+  | Http2UnknownFrame;
+
+/**
+ * One frame type's shape for {@linkcode encodeHttp2Frame}: `F` without `offset`, `length` and (for SETTINGS) the
+ * derived `settings`; the flag booleans, `padLength` and (except on a PRIORITY frame, whose payload it is) `priority`
+ * optional, absent meaning unset or no padding; `flags` optional, adding flag bits the type does not define (for an
+ * {@linkcode Http2UnknownFrame}, the whole flags byte).
+ */
+export type Http2FrameInitOf<F extends Http2Frame> =
+  & Omit<
+    F,
+    | "offset"
+    | "length"
+    | "flags"
+    | "settings"
+    | (F extends Http2PriorityFrame ? never
+      : Extract<keyof F, "endStream" | "endHeaders" | "padded" | "padLength" | "ack" | "priority">)
+  >
+  & Partial<
+    Pick<
+      F,
+      F extends Http2PriorityFrame ? never
+        : Extract<keyof F, "endStream" | "endHeaders" | "padded" | "padLength" | "ack" | "priority">
+    >
+  >
+  & { flags?: number };
+
+/**
+ * A frame to encode: the shape of a decoded {@linkcode Http2Frame} without `offset`, `length` and (for SETTINGS)
+ * `settings`, with the flag booleans, `padLength` and `priority` optional (see {@linkcode Http2FrameInitOf}). A
+ * decoded frame is a valid input.
+ */
+export type Http2FrameInit = { [T in Http2Frame["type"]]: Http2FrameInitOf<Extract<Http2Frame, { type: T }>> }[
+  Http2Frame["type"]
+];
