@@ -37,3 +37,4 @@ export * from "./src/transport/http2/frames.ts";
 export * from "./src/transport/http2/frame_decoder.ts";
 export * from "./src/transport/http2/frame_decoder_stream.ts";
 export * from "./src/transport/http2/frame_encoder.ts";
+export * from "./src/transport/hpack/hpack_decoder.ts";

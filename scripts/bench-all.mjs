@@ -77,6 +77,17 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: "hpack",
+    file: "bench/hpack.bench.ts",
+    title: "5. HPACK decoding vs hpack.js",
+    about: [
+      "Every header block of the hpack-test-case corpus (../shared/conformance/hpack-test-case/: all stories of all " +
+      "encoder folders, one decoder per story, cases in order so the dynamic table carries over). Baselines: hpack.js " +
+      "through its public (stream) API, and hpack.js's decoder with its stream bypassed (the stronger one). Both " +
+      "decoders are checked to give identical fields first. Ratio = watchwire / hpack.js (≥ 2x wanted).",
+    ],
+  },
+  {
     name: "alternatives",
     file: "bench/alternatives.bench.ts",
     optional: true,
