@@ -38,3 +38,8 @@ export * from "./src/transport/http2/frame_decoder.ts";
 export * from "./src/transport/http2/frame_decoder_stream.ts";
 export * from "./src/transport/http2/frame_encoder.ts";
 export * from "./src/transport/hpack/hpack_decoder.ts";
+export * from "./src/transport/http2/connection_decoder_stream.ts";
+export * from "./src/transport/http2/exchanges.ts";
+export * from "./src/codec/protobuf/reader.ts";
+export * from "./src/codec/etcd/watch_response.ts";
+export * from "./src/codec/etcd/etcd_watch_decoder_stream.ts";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { runCli } from "../mod.ts";
+import { encodeHttp2Frames, type Http2FrameInit, runCli } from "../mod.ts";
 import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
 
 const events = [
@@ -197,4 +197,106 @@ test("cli: the runtime's own command decodes a file and reports faults with exit
   });
   assert.equal(piped.status, 0, piped.stderr);
   assert.equal(piped.stdout, body);
+});
+
+// HTTP/2
+
+/** `name: value` as an HPACK literal without indexing, with a new name. */
+function literal(name: string, value: string): number[] {
+  return [0x00, name.length, ...utf8(name), value.length, ...utf8(value)];
+}
+const lines = body.split("\n").filter((l) => l !== "").map((l) => l + "\n");
+const otherLines = [JSON.stringify(events[3]) + "\n"];
+const s2cFrames: Http2FrameInit[] = [
+  { type: "SETTINGS", streamId: 0, parameters: [[3, 100]] },
+  { type: "SETTINGS", streamId: 0, ack: true, parameters: [] },
+  // ":status: 200" (static entry 8) and a content type.
+  {
+    type: "HEADERS",
+    streamId: 1,
+    endHeaders: true,
+    fragment: Uint8Array.of(0x88, ...literal("content-type", "application/json")),
+  },
+  { type: "DATA", streamId: 1, data: utf8(lines[0] + lines[1].slice(0, 10)) },
+  { type: "HEADERS", streamId: 3, endHeaders: true, fragment: Uint8Array.of(0x88) },
+  { type: "DATA", streamId: 3, data: utf8(otherLines[0]) },
+  { type: "DATA", streamId: 1, data: utf8(lines[1].slice(10) + lines.slice(2).join("")) },
+  { type: "DATA", streamId: 3, endStream: true, data: new Uint8Array(0) },
+  { type: "DATA", streamId: 1, endStream: true, data: new Uint8Array(0) },
+];
+const h2Capture = encodeHttp2Frames(s2cFrames);
+const h2Request = encodeHttp2Frames([
+  { type: "SETTINGS", streamId: 0, parameters: [] },
+  // GET (2), http (6), ":path" (static name 4) as a literal.
+  {
+    type: "HEADERS",
+    streamId: 1,
+    endHeaders: true,
+    endStream: true,
+    fragment: Uint8Array.of(0x82, 0x86, 0x04, 16, ...utf8("/api/v1/pods?w=1")),
+  },
+  {
+    type: "HEADERS",
+    streamId: 3,
+    endHeaders: true,
+    endStream: true,
+    fragment: Uint8Array.of(0x82, 0x86, 0x04, 5, ...utf8("/cm?w")),
+  },
+], { preface: true });
+
+test("cli: an HTTP/2 capture is detected; streams print in the order they started", async () => {
+  const r = await run(["decode", "h2.bin"], { "h2.bin": h2Capture });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  assert.equal(r.stdout, body + otherLines[0]);
+  // With the client's bytes, ndjson output is the same (the requests show in table output only).
+  const paired = await run(["decode", "--request", "c2s.bin", "h2.bin"], { "h2.bin": h2Capture, "c2s.bin": h2Request });
+  assert.equal(paired.status, 0, paired.stderr);
+  assert.equal(paired.stdout, body + otherLines[0]);
+  const table = await run(["decode", "-o", "table", "--request", "c2s.bin", "h2.bin"], {
+    "h2.bin": h2Capture,
+    "c2s.bin": h2Request,
+  });
+  assert.equal(table.status, 0, table.stderr);
+  const rows = table.stdout.trimEnd().split("\n");
+  assert.match(rows[0], /^TYPE/);
+  assert.equal(rows[1], "GET /api/v1/pods?w=1 (stream 1)");
+  assert.match(rows[2], /^ADDED\s+Pod\s+prod\/web-1\s+101$/);
+  assert.equal(rows[7], "GET /cm?w (stream 3)");
+  assert.match(rows[8], /^DELETED\s+Node\s+n1\s+104$/);
+  // A file opening with the client preface is detected too; a missing request file is a usage error.
+  const withPreface = await run(["decode", "p"], { p: concat([utf8("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2Capture]) });
+  assert.equal(withPreface.status, 0, withPreface.stderr);
+  assert.equal(withPreface.stdout, body + otherLines[0]);
+  const missing = await run(["decode", "--request", "nope", "h2.bin"], { "h2.bin": h2Capture });
+  assert.equal(missing.status, 2);
+});
+
+test("cli: HTTP/2 faults: in a body (offset in the stream's body), in the framing (offset in the file), resets", async () => {
+  const bad = encodeHttp2Frames([
+    s2cFrames[0],
+    s2cFrames[2],
+    { type: "DATA", streamId: 1, data: utf8(lines[0] + "{oops}\n") },
+  ]);
+  const r = await run(["decode", "h2"], { h2: bad });
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, lines[0]);
+  assert.match(
+    r.stderr,
+    new RegExp(`^watchwire: h2: byte ${utf8(lines[0]).length} of the body of stream 1: .*\\[JSON_INVALID\\]\\n$`),
+  );
+  const framing = concat([encodeHttp2Frames([s2cFrames[0], s2cFrames[2]]), Uint8Array.of(0, 0, 4, 3, 0, 0, 0, 0, 0)]);
+  const f = await run(["decode", "h2"], { h2: framing });
+  assert.equal(f.status, 1);
+  assert.match(f.stderr, new RegExp(`byte ${framing.length - 4}: RST_STREAM frame on stream 0 .*\\[FRAME_INVALID\\]`));
+  const reset = encodeHttp2Frames([
+    s2cFrames[0],
+    s2cFrames[2],
+    { type: "DATA", streamId: 1, data: utf8(lines[0]) },
+    { type: "RST_STREAM", streamId: 1, errorCode: 8 },
+  ]);
+  const x = await run(["decode", "h2"], { h2: reset });
+  assert.equal(x.status, 0, x.stderr);
+  assert.equal(x.stdout, lines[0]);
+  assert.match(x.stderr, /stream 1 was reset \(error code 0x8\)/);
 });

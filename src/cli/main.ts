@@ -9,6 +9,8 @@ import { toWatchEvent } from "../codec/watch_event.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";
 import { type Http1Response, Http1ResponseDecoderStream } from "../transport/http1_response_decoder_stream.ts";
+import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
+import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import { decodeWatchResponse, type WatchBodyCodec } from "../watch/decode_watch_response.ts";
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
@@ -27,18 +29,22 @@ export interface CliHost {
   version: string;
 }
 
-export const USAGE =
-  `Usage: watchwire decode [--output ndjson|table] [--content-type TYPE] [--max-event-bytes N] FILE...
+export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--content-type TYPE] [--max-event-bytes N]
+                       [--request FILE] FILE...
 
 Decodes what a Kubernetes watch client received and prints its events.
 FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
-(detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive)
-or a bare watch body (newline-delimited JSON).
+(detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
+the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
+preface; one watch per stream, in the order the streams started), or a bare watch body
+(newline-delimited JSON).
 
   -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a
                               terminal), or a table: type, kind, namespace/name, resourceVersion
   --content-type TYPE         the media type of a bare body (default application/json)
   --max-event-bytes N         largest event accepted (default 16777216)
+  --request FILE              the client-to-server bytes of the same HTTP/2 connection: streams are
+                              paired with their requests (table output shows ":method :path")
   -h, --help                  this text
   -V, --version               the version
 
@@ -50,6 +56,7 @@ interface Options {
   output: "ndjson" | "table";
   contentType: string;
   maxEventBytes: number | undefined;
+  request: string | undefined;
   files: string[];
 }
 
@@ -64,6 +71,7 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
     output: host.stdoutIsTerminal ? "table" : "ndjson",
     contentType: "application/json",
     maxEventBytes: undefined,
+    request: undefined,
     files: [],
   };
   for (let i = 1; i < args.length; i++) {
@@ -97,6 +105,9 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
         options.maxEventBytes = v;
         break;
       }
+      case "--request":
+        options.request = value();
+        break;
       default:
         if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
         options.files.push(arg);
@@ -143,16 +154,27 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
   }
   const out = new OutputBuffer(host);
   if (options.output === "table") out.line(tableHeader());
-  for (const file of options.files) {
-    let input: ReadableStream<Uint8Array>;
+  const open = async (file: string) => {
     try {
-      input = await host.open(file);
+      return await host.open(file);
     } catch (error) {
       await out.flush();
       await host.stderr(`watchwire: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
-      return 2;
+      return undefined;
     }
-    const status = await decodeFile(file, input, options, out);
+  };
+  for (const file of options.files) {
+    const input = await open(file);
+    if (input === undefined) return 2;
+    let request: ReadableStream<Uint8Array> | undefined;
+    if (options.request !== undefined) {
+      request = await open(options.request);
+      if (request === undefined) {
+        await input.cancel().catch(() => {});
+        return 2;
+      }
+    }
+    const status = await decodeFile(file, input, options, out, request);
     if (status !== 0) return status;
   }
   await out.flush();
@@ -206,8 +228,9 @@ async function decodeFile(
   input: ReadableStream<Uint8Array>,
   options: Options,
   out: OutputBuffer,
+  request: ReadableStream<Uint8Array> | undefined,
 ): Promise<number> {
-  const { head, stream } = await peek(input, 16);
+  const { head, stream } = await peek(input, 24);
   let start = 0;
   while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;
   const isHttp = new TextDecoder().decode(head.subarray(start, start + 7)) === "HTTP/1.";
@@ -226,6 +249,9 @@ async function decodeFile(
       if (pending !== undefined) await pending;
     }
   };
+
+  if (isHttp2(head)) return await decodeHttp2File(file, stream, request, options, out, decodeOptions, print);
+  await request?.cancel().catch(() => {});
 
   if (!isHttp) {
     const response = new Response(stream, { headers: { "content-type": options.contentType } });
@@ -281,4 +307,143 @@ async function fault(
   }
   await out.note(`watchwire: ${file}: ${describe(error)} [${error.code}]`);
   return 1;
+}
+
+const PREFACE_START = "PRI * HTTP/2.0";
+
+/** An HTTP/2 direction: the client preface, or a first frame header that is a SETTINGS frame on stream 0. */
+function isHttp2(head: Uint8Array): boolean {
+  if (new TextDecoder().decode(head.subarray(0, PREFACE_START.length)) === PREFACE_START) return true;
+  if (head.length < 9) return false;
+  const length = (head[0] << 16) | (head[1] << 8) | head[2];
+  const streamId = ((head[5] & 0x7f) << 24) | (head[6] << 16) | (head[7] << 8) | head[8];
+  return head[3] === 0x4 && streamId === 0 && length % 6 === 0 && (head[4] & 0x1 ? length === 0 : true);
+}
+
+type Print = (event: WatchEvent<unknown>) => string;
+
+/** One stream's printed lines, produced while earlier streams are still printing (streams interleave). */
+class Section {
+  readonly lines: string[] = [];
+  done = false;
+  error: unknown;
+  /** The error is the connection's (its offset counts bytes of the file), not the body's. */
+  connectionFault = false;
+  notes: string[] = [];
+  #wake: (() => void) | undefined;
+  constructor(readonly exchange: Http2Exchange) {}
+  push(line: string): void {
+    this.lines.push(line);
+    this.wakeUp();
+  }
+  wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+  changed(): Promise<void> {
+    return new Promise((resolve) => (this.#wake = resolve));
+  }
+}
+
+async function decodeHttp2File(
+  file: string,
+  stream: ReadableStream<Uint8Array>,
+  request: ReadableStream<Uint8Array> | undefined,
+  options: Options,
+  out: OutputBuffer,
+  decodeOptions: { maxEventBytes: number | undefined; codecs: Record<string, WatchBodyCodec> },
+  print: Print,
+): Promise<number> {
+  const sections: Section[] = [];
+  let listed = false;
+  let connectionError: { reason: unknown } | undefined;
+  let wakePrinter: (() => void) | undefined;
+  const wake = () => {
+    const w = wakePrinter;
+    wakePrinter = undefined;
+    w?.();
+  };
+
+  // Each stream's body is read as soon as the stream starts: a stream left unread would hold up the others.
+  const read = async (section: Section) => {
+    const { streamId, response } = section.exchange;
+    try {
+      let source: Response;
+      if (response.headers === undefined) {
+        const why = response.headersMissing
+          ? "were not captured"
+          : `could not be decoded (${response.headerError?.detail})`;
+        section.notes.push(`stream ${streamId}: its headers ${why}; the body is read as ${options.contentType}`);
+        source = new Response(response.body, { headers: { "content-type": options.contentType } });
+      } else {
+        source = response.toResponse();
+      }
+      for await (const event of decodeWatchResponse(source, decodeOptions)) {
+        if ((event as unknown as ListNote).type === "LIST") {
+          const note = event as unknown as ListNote;
+          section.notes.push(`stream ${streamId} is a ${note.kind} of ${note.count} items, not a watch`);
+          section.wakeUp();
+          continue;
+        }
+        section.push(print(event));
+      }
+    } catch (error) {
+      section.error = error;
+      // The connection's fault reaches its open bodies too; it has already settled `end` by then.
+      const end = await Promise.race([response.end, Promise.resolve(undefined)]);
+      section.connectionFault = end !== undefined && end.error === error;
+    }
+    section.done = true;
+    section.wakeUp();
+  };
+  void (async () => {
+    try {
+      for await (const exchange of decodeHttp2Exchanges(stream, request, { serverPreface: "detect" })) {
+        const section = new Section(exchange);
+        sections.push(section);
+        void read(section);
+        wake();
+      }
+    } catch (error) {
+      connectionError = { reason: error };
+    }
+    listed = true;
+    wake();
+  })();
+
+  const describe = (section: Section | undefined) => (e: DecodeError) => {
+    if (section === undefined || section.connectionFault || e === connectionError?.reason) {
+      return `byte ${e.offset}: ${e.detail}${e.context ? ` (in the ${e.context})` : ""}`;
+    }
+    return `byte ${e.offset} of the body of stream ${section.exchange.streamId}: ${e.detail}`;
+  };
+  for (let k = 0;; k++) {
+    while (k >= sections.length && !listed) await new Promise<void>((resolve) => (wakePrinter = resolve));
+    if (k >= sections.length) break;
+    const section = sections[k];
+    const { request: req, streamId } = section.exchange;
+    if (options.output === "table" && req !== undefined) {
+      out.line(`${req.method ?? "?"} ${req.path ?? "?"} (stream ${streamId})`);
+    }
+    let noted = 0;
+    for (;;) {
+      while (noted < section.notes.length) await out.note(`watchwire: ${file}: ${section.notes[noted++]}`);
+      while (section.lines.length > 0) {
+        const pending = out.line(section.lines.shift()!);
+        if (pending !== undefined) await pending;
+      }
+      if (section.done) break;
+      await section.changed();
+    }
+    while (noted < section.notes.length) await out.note(`watchwire: ${file}: ${section.notes[noted++]}`);
+    const error = section.error;
+    if (error instanceof Http2StreamError) {
+      await out.note(`watchwire: ${file}: ${error.message}`);
+    } else if (error !== undefined) {
+      return fault(file, error, out, describe(section));
+    }
+  }
+  if (connectionError !== undefined) return fault(file, connectionError.reason, out, describe(undefined));
+  return 0;
 }

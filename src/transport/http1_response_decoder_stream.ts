@@ -5,6 +5,7 @@
  */
 import { DecodeError } from "../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
+import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { type FieldList, fieldValues, toHeaders } from "./field_line.ts";
 import { GunzipStream } from "./gunzip_stream.ts";
@@ -97,72 +98,6 @@ export class Http1ResponseDecoderStream extends DecoderStream<Uint8Array, Http1R
     // Responses may queue unread while their bodies are read: with no room for them, a body waiting for bytes and
     // the connection waiting for its reader would wait on each other. Bodies apply the real backpressure.
     super(new Http1Connection(options), { readableHighWaterMark: 16 });
-  }
-}
-
-/** A response body being fed: its stream's controller and the backpressure handshake with its reader. */
-class BodyFeed {
-  readonly stream: ReadableStream<Uint8Array>;
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
-  #wake: (() => void) | undefined;
-  #failure: { reason: unknown } | undefined;
-  readonly #highWaterMark: number;
-  cancelled = false;
-  closed = false;
-
-  constructor(highWaterMark: number) {
-    this.#highWaterMark = highWaterMark;
-    this.stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.#controller = controller;
-      },
-      pull: () => {
-        this.#errorIfDrained();
-        this.#resume();
-      },
-      cancel: () => {
-        this.cancelled = true;
-        this.#resume();
-      },
-    }, new ByteLengthQueuingStrategy({ highWaterMark }));
-  }
-
-  enqueue(bytes: Uint8Array): void {
-    if (!this.cancelled && !this.closed && bytes.length > 0) this.#controller.enqueue(bytes);
-  }
-
-  /** Resolves once the reader wants more (or has gone away). */
-  ready(): Promise<void> | undefined {
-    if (this.cancelled || this.closed || (this.#controller.desiredSize ?? 1) > 0) return undefined;
-    return new Promise((resolve) => (this.#wake = resolve));
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.cancelled) this.#controller.close();
-    this.#resume();
-  }
-
-  /** Fails the body once the reader has taken the bytes already queued (erroring at once would discard them). */
-  error(reason: unknown): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.#failure = { reason };
-    if (!this.cancelled) this.#errorIfDrained();
-    this.#resume();
-  }
-
-  #errorIfDrained(): void {
-    if (this.#failure === undefined || (this.#controller.desiredSize ?? 0) < this.#highWaterMark) return;
-    this.#controller.error(this.#failure.reason);
-    this.#failure = undefined;
-  }
-
-  #resume(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
   }
 }
 

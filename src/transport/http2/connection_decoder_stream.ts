@@ -1,0 +1,403 @@
+/**
+ * {@linkcode Http2ConnectionDecoderStream}: one direction of an HTTP/2 connection to one message per stream, each with
+ * its header fields, its body as a stream (DATA frame by DATA frame), its trailers and how it ended.
+ *
+ * @module
+ */
+import { DecodeError } from "../../errors.ts";
+import { DecoderStream, type StreamDecoder } from "../../streams/decoder_stream.ts";
+import { BodyFeed } from "../body_feed.ts";
+import { type FieldList, toHeaders } from "../field_line.ts";
+import { HpackDecoder } from "../hpack/hpack_decoder.ts";
+import { Http2FrameDecoder } from "./frame_decoder.ts";
+import { HTTP2_FRAME_HEADER_LENGTH, HTTP2_MAX_FRAME_SIZE_LIMIT, type Http2Frame } from "./frames.ts";
+
+/** Options of {@linkcode Http2ConnectionDecoderStream}. */
+export interface Http2ConnectionDecoderOptions {
+  /**
+   * The client connection preface: `"expect"` (client-to-server bytes), `"none"` (server-to-client bytes) or
+   * `"detect"` (the default).
+   */
+  preface?: "expect" | "none" | "detect";
+  /**
+   * Largest frame payload accepted. SETTINGS_MAX_FRAME_SIZE is announced by the receiver, in the other direction,
+   * which a single direction does not see: so every frame up to this ceiling is accepted. 16384 to 16777215; default
+   * 16777215.
+   */
+  maxFrameSizeCeiling?: number;
+  /**
+   * Largest HPACK dynamic table size update accepted. SETTINGS_HEADER_TABLE_SIZE is announced by the receiver, in the
+   * other direction, so updates up to this ceiling are accepted. Default 65536.
+   */
+  maxHeaderTableSizeCeiling?: number;
+  /** Largest decoded header list (RFC 9113 §6.5.2 counting). Default 65536. */
+  maxHeaderListSize?: number;
+  /** Most CONTINUATION frames after one HEADERS or PUSH_PROMISE. Default 64. */
+  maxContinuationFrames?: number;
+  /** Most bytes of one field block. Default 262144. */
+  maxHeaderBlockBytes?: number;
+  /** Bytes a body may hold unread before the decoder waits for its reader (backpressure). Default 1 MiB. */
+  bodyHighWaterMark?: number;
+}
+
+/** How a stream ended. */
+export interface Http2StreamEnd {
+  /**
+   * `"end-stream"`: a frame with END_STREAM; `"reset"`: RST_STREAM; `"goaway"`: a GOAWAY whose last-stream-id is
+   * below the stream; `"connection-end"`: the input ended (or failed) with the stream still open.
+   */
+  reason: "end-stream" | "reset" | "goaway" | "connection-end";
+  /** The RST_STREAM or GOAWAY error code. */
+  errorCode?: number;
+  /** With `"connection-end"`: the connection's fault (e.g. a {@linkcode DecodeError}), if it failed. */
+  error?: unknown;
+}
+
+/** The error a body fails with when its stream is reset (with a code other than NO_ERROR) or cut off by GOAWAY. */
+export class Http2StreamError extends Error {
+  /** The stream. */
+  readonly streamId: number;
+  /** The RST_STREAM or GOAWAY error code (RFC 9113 §7). */
+  readonly errorCode: number;
+  /** What ended the stream. */
+  readonly reason: "reset" | "goaway";
+
+  /** An error for stream `streamId`, ended by `reason` with `errorCode`. */
+  constructor(streamId: number, reason: "reset" | "goaway", errorCode: number) {
+    super(
+      reason === "reset"
+        ? `HTTP/2 stream ${streamId} was reset (error code 0x${errorCode.toString(16)})`
+        : `HTTP/2 stream ${streamId} was cut off by GOAWAY (error code 0x${errorCode.toString(16)})`,
+    );
+    this.name = "Http2StreamError";
+    this.streamId = streamId;
+    this.errorCode = errorCode;
+    this.reason = reason;
+  }
+}
+
+/** One stream of one direction of a connection: a request (client to server) or a response (server to client). */
+export interface Http2Message {
+  /** The stream id. */
+  streamId: number;
+  /** Byte offset, in this direction's input, of the frame that opened the message (its HEADERS, or its first DATA). */
+  offset: number;
+  /**
+   * The header fields, pseudo-header fields (`:status`, `:method`, ...) included, in order; `undefined` when the
+   * capture started after them (`headersMissing`) or they could not be decoded (`headerError`).
+   */
+  headers: FieldList | undefined;
+  /** True when the stream's first frame seen was not HEADERS: the capture started after them. */
+  headersMissing: boolean;
+  /**
+   * Why `headers` could not be decoded, when the capture started mid-connection and the block refers to dynamic table
+   * entries sent before it started.
+   */
+  headerError?: DecodeError;
+  /** The DATA payloads as they arrive (zero-copy views). Must be read or cancelled for the decoder to move on past it. */
+  body: ReadableStream<Uint8Array>;
+  /** The trailer fields (a HEADERS block after DATA); empty when there are none. */
+  trailers: Promise<FieldList>;
+  /** Resolves when the stream ends, with how. */
+  end: Promise<Http2StreamEnd>;
+  /**
+   * A `fetch` {@linkcode Response} with `:status`, the other header fields and the body. Throws a `RangeError` when the
+   * headers are missing, have no valid `:status`, or the status is 1xx.
+   */
+  toResponse(): Response;
+}
+
+/**
+ * Decodes one direction of an HTTP/2 connection (RFC 9113), e.g. a capture, into one {@linkcode Http2Message} per
+ * stream, handed on as soon as its header block is complete; its body flows DATA frame by DATA frame (a watch never
+ * ends). HEADERS and CONTINUATION are reassembled and decoded with one HPACK decoder; RST_STREAM and GOAWAY end
+ * streams. A capture may start mid-connection at a frame boundary: DATA of streams whose HEADERS were not seen still
+ * yields messages (`headersMissing`), and header blocks that refer to dynamic table entries from before the capture
+ * are reported per stream (`headerError`).
+ *
+ * Frame and HPACK faults are {@linkcode DecodeError}s with the byte offset in this direction's input; the bodies open
+ * at the fault fail with it. Bodies have their own backpressure: read each body (or cancel it), concurrently when
+ * streams interleave.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
+ *
+ * const line = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n';
+ * const wire = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   // ":status: 200" is static table entry 8 (0x88).
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, priority: undefined, fragment: Uint8Array.of(0x88) },
+ *   { type: "DATA", streamId: 1, endStream: true, data: new TextEncoder().encode(line) },
+ * ]);
+ * for await (const message of ReadableStream.from([wire]).pipeThrough(new Http2ConnectionDecoderStream())) {
+ *   console.log(message.streamId, message.headers); // 1 [ [ ":status", "200" ] ]
+ *   for await (const event of decodeWatchResponse(message.toResponse())) console.log(event.type); // ADDED
+ * }
+ * ```
+ */
+export class Http2ConnectionDecoderStream extends DecoderStream<Uint8Array, Http2Message> {
+  /** A decoder for one direction; throws a `RangeError` for an option out of its range. */
+  constructor(options: Http2ConnectionDecoderOptions = {}) {
+    // Messages may wait unread while bodies are read (see Http1ResponseDecoderStream); bodies apply backpressure.
+    super(new Http2Connection(options), { readableHighWaterMark: 16 });
+  }
+}
+
+interface StreamState {
+  id: number;
+  feed: BodyFeed;
+  message: Http2Message;
+  settleTrailers: (fields: FieldList) => void;
+  settleEnd: (end: Http2StreamEnd) => void;
+  done: boolean;
+}
+
+interface OpenBlock {
+  streamId: number;
+  /** PUSH_PROMISE blocks are decoded (to keep the table in step) and dropped. */
+  push: boolean;
+  endStream: boolean;
+  offset: number;
+  fragments: Uint8Array[];
+  /** Input offset of each fragment's first byte. */
+  at: number[];
+}
+
+class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
+  readonly #frames: Http2FrameDecoder;
+  readonly #hpack: HpackDecoder;
+  readonly #bodyHighWaterMark: number;
+  readonly #streams = new Map<number, StreamState>();
+  /** Streams that have ended: later frames for them are ignored. */
+  readonly #ended = new Set<number>();
+  #block: OpenBlock | undefined;
+  /** Whether this direction was seen from its start (a first SETTINGS frame): HPACK faults are then fatal. */
+  #fromStart: boolean | undefined;
+
+  constructor(options: Http2ConnectionDecoderOptions) {
+    const ceiling = options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT;
+    this.#frames = new Http2FrameDecoder({
+      preface: options.preface ?? "detect",
+      maxFrameSize: ceiling,
+      maxFrameSizeCeiling: ceiling,
+      maxContinuationFrames: options.maxContinuationFrames,
+      maxHeaderBlockBytes: options.maxHeaderBlockBytes,
+    });
+    this.#hpack = new HpackDecoder({
+      maxTableSize: options.maxHeaderTableSizeCeiling ?? 65536,
+      maxHeaderListSize: options.maxHeaderListSize,
+    });
+    this.#bodyHighWaterMark = options.bodyHighWaterMark ?? 1 << 20;
+  }
+
+  async push(chunk: Uint8Array, emit: (message: Http2Message) => void): Promise<void> {
+    const frames: Http2Frame[] = [];
+    let fault: unknown;
+    try {
+      this.#frames.push(chunk, (frame) => void frames.push(frame));
+    } catch (error) {
+      fault = error; // the frames before it are handled first
+    }
+    for (const frame of frames) {
+      const wait = this.#frame(frame, emit);
+      if (wait !== undefined) await wait;
+    }
+    if (fault !== undefined) throw fault;
+  }
+
+  finish(): void {
+    this.#frames.finish();
+    for (const state of [...this.#streams.values()]) {
+      this.#end(state, { reason: "connection-end" }, undefined);
+    }
+  }
+
+  failed(reason: unknown): void {
+    for (const state of [...this.#streams.values()]) {
+      this.#end(state, { reason: "connection-end", error: reason }, reason);
+    }
+  }
+
+  #frame(frame: Http2Frame, emit: (message: Http2Message) => void): Promise<void> | undefined {
+    if (this.#fromStart === undefined) this.#fromStart = frame.type === "SETTINGS" && !frame.ack;
+    switch (frame.type) {
+      case "HEADERS":
+      case "PUSH_PROMISE": {
+        const padding = frame.padded ? 1 : 0;
+        const extra = frame.type === "PUSH_PROMISE" ? 4 : frame.priority !== undefined ? 5 : 0;
+        this.#block = {
+          streamId: frame.streamId,
+          push: frame.type === "PUSH_PROMISE",
+          endStream: frame.type === "HEADERS" && frame.endStream,
+          offset: frame.offset,
+          fragments: [frame.fragment],
+          at: [frame.offset + HTTP2_FRAME_HEADER_LENGTH + padding + extra],
+        };
+        if (frame.endHeaders) this.#endBlock(emit);
+        return undefined;
+      }
+      case "CONTINUATION": {
+        const block = this.#block!; // the frame decoder checked there is one
+        block.fragments.push(frame.fragment);
+        block.at.push(frame.offset + HTTP2_FRAME_HEADER_LENGTH);
+        if (frame.endHeaders) this.#endBlock(emit);
+        return undefined;
+      }
+      case "DATA": {
+        if (this.#ended.has(frame.streamId)) return undefined;
+        let state = this.#streams.get(frame.streamId);
+        if (state === undefined) {
+          state = this.#open(frame.streamId, frame.offset, undefined, true, undefined);
+          emit(state.message);
+        }
+        state.feed.enqueue(frame.data);
+        if (frame.endStream) {
+          this.#end(state, { reason: "end-stream" }, undefined);
+          return undefined;
+        }
+        return state.feed.ready();
+      }
+      case "RST_STREAM": {
+        const state = this.#streams.get(frame.streamId);
+        this.#ended.add(frame.streamId);
+        if (state === undefined) return undefined;
+        const error = frame.errorCode === 0
+          ? undefined
+          : new Http2StreamError(frame.streamId, "reset", frame.errorCode);
+        this.#end(state, { reason: "reset", errorCode: frame.errorCode }, error);
+        return undefined;
+      }
+      case "GOAWAY": {
+        for (const state of [...this.#streams.values()]) {
+          if (state.id <= frame.lastStreamId) continue;
+          const error = new Http2StreamError(state.id, "goaway", frame.errorCode);
+          this.#end(state, { reason: "goaway", errorCode: frame.errorCode }, error);
+        }
+        return undefined;
+      }
+      default:
+        // SETTINGS here govern what the other direction sends; PRIORITY, PING, WINDOW_UPDATE and extension frames
+        // carry nothing of a message.
+        return undefined;
+    }
+  }
+
+  /** A field block is complete: decode it and open, continue (trailers) or skip its stream. */
+  #endBlock(emit: (message: Http2Message) => void): void {
+    const block = this.#block!;
+    this.#block = undefined;
+    let bytes: Uint8Array;
+    if (block.fragments.length === 1) {
+      bytes = block.fragments[0];
+    } else {
+      bytes = new Uint8Array(block.fragments.reduce((n, f) => n + f.length, 0));
+      let at = 0;
+      for (const f of block.fragments) {
+        bytes.set(f, at);
+        at += f.length;
+      }
+    }
+    let fields: FieldList | undefined;
+    let headerError: DecodeError | undefined;
+    try {
+      fields = this.#hpack.decode(bytes, 0);
+    } catch (error) {
+      if (!(error instanceof DecodeError)) throw error;
+      const placed = new DecodeError(error.code, this.#inputOffset(block, error.offset), error.detail, {
+        cause: error.cause,
+        context: `field block of stream ${block.streamId}`,
+      });
+      // From the start of the direction, the table is known: a fault is the connection's. Mid-connection, it may
+      // come from entries sent before the capture started.
+      if (this.#fromStart === true) throw placed;
+      headerError = placed;
+    }
+    if (block.push || this.#ended.has(block.streamId)) return;
+    const state = this.#streams.get(block.streamId);
+    if (state === undefined) {
+      // Interim responses (1xx other than 101) are followed by the final header block.
+      const status = fields?.find(([name]) => name === ":status")?.[1];
+      if (status !== undefined && status.length === 3 && status[0] === "1" && status !== "101") return;
+      const opened = this.#open(block.streamId, block.offset, fields, false, headerError);
+      emit(opened.message);
+      if (block.endStream) this.#end(opened, { reason: "end-stream" }, undefined);
+      return;
+    }
+    // A block after the first: trailers.
+    state.settleTrailers(fields ?? []);
+    if (block.endStream) this.#end(state, { reason: "end-stream" }, undefined);
+  }
+
+  /** The input offset of byte `i` of a reassembled block. */
+  #inputOffset(block: OpenBlock, i: number): number {
+    for (let k = 0; k < block.fragments.length; k++) {
+      if (i < block.fragments[k].length || k === block.fragments.length - 1) return block.at[k] + i;
+      i -= block.fragments[k].length;
+    }
+    return block.offset;
+  }
+
+  #open(
+    id: number,
+    offset: number,
+    headers: FieldList | undefined,
+    headersMissing: boolean,
+    headerError: DecodeError | undefined,
+  ): StreamState {
+    const feed = new BodyFeed(this.#bodyHighWaterMark);
+    let settleTrailers!: (fields: FieldList) => void;
+    let settleEnd!: (end: Http2StreamEnd) => void;
+    const trailers = new Promise<FieldList>((resolve) => (settleTrailers = resolve));
+    const end = new Promise<Http2StreamEnd>((resolve) => (settleEnd = resolve));
+    const body = feed.stream;
+    const message: Http2Message = {
+      streamId: id,
+      offset,
+      headers,
+      headersMissing,
+      body,
+      trailers,
+      end,
+      toResponse() {
+        if (headers === undefined) {
+          throw new RangeError(
+            headersMissing
+              ? `the headers of stream ${id} were not captured`
+              : `the headers of stream ${id} could not be decoded`,
+          );
+        }
+        return toResponse(id, headers, body);
+      },
+    };
+    if (headerError !== undefined) message.headerError = headerError;
+    const state: StreamState = { id, feed, message, settleTrailers, settleEnd, done: false };
+    this.#streams.set(id, state);
+    return state;
+  }
+
+  #end(state: StreamState, end: Http2StreamEnd, error: unknown): void {
+    if (state.done) return;
+    state.done = true;
+    this.#streams.delete(state.id);
+    this.#ended.add(state.id);
+    if (error === undefined) state.feed.close();
+    else state.feed.error(error);
+    state.settleTrailers([]);
+    state.settleEnd(end);
+  }
+}
+
+/** A `Response` from a decoded header list (pseudo-header fields removed) and a body. */
+function toResponse(id: number, headers: FieldList, body: ReadableStream<Uint8Array>): Response {
+  const status = headers.find(([name]) => name === ":status")?.[1];
+  if (status === undefined || !/^[1-5][0-9][0-9]$/.test(status)) {
+    throw new RangeError(`stream ${id} has no valid :status (${status === undefined ? "none" : status})`);
+  }
+  const code = Number(status);
+  if (code < 200) throw new RangeError(`a ${code} response cannot be a fetch Response`);
+  const fields = toHeaders(headers.filter(([name]) => !name.startsWith(":")));
+  const nullBody = code === 204 || code === 205 || code === 304;
+  if (nullBody) body.cancel().catch(() => {});
+  return new Response(nullBody ? null : body, { status: code, headers: fields });
+}

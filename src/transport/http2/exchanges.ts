@@ -1,0 +1,145 @@
+/**
+ * {@linkcode decodeHttp2Exchanges}: both directions of an HTTP/2 connection to request/response pairs.
+ *
+ * @module
+ */
+import type { FieldList } from "../field_line.ts";
+import {
+  type Http2ConnectionDecoderOptions,
+  Http2ConnectionDecoderStream,
+  type Http2Message,
+} from "./connection_decoder_stream.ts";
+
+/** A request as its header block tells it. */
+export interface Http2Request {
+  /** `:method`. */
+  method: string | undefined;
+  /** `:path`. */
+  path: string | undefined;
+  /** `:authority`. */
+  authority: string | undefined;
+  /** Every field of the request's header block, pseudo-header fields included. */
+  headers: FieldList;
+}
+
+/** One stream of a connection: the response and, when the client's bytes were given and held it, the request. */
+export interface Http2Exchange {
+  /** The stream id. */
+  streamId: number;
+  /** The request, if the client-to-server bytes were given and its header block was decoded. */
+  request?: Http2Request;
+  /** The response (server-to-client message). */
+  response: Http2Message;
+}
+
+/** Options of {@linkcode decodeHttp2Exchanges}. */
+export interface Http2ExchangeOptions extends Omit<Http2ConnectionDecoderOptions, "preface"> {
+  /** The client preface in the client-to-server bytes: `"expect"` it, or `"detect"` it (the default). */
+  clientPreface?: "expect" | "detect";
+  /**
+   * The client preface in the server-to-client bytes: `"none"` (the default: a server sends none) or `"detect"`
+   * (accept one, e.g. for a file whose direction is not known).
+   */
+  serverPreface?: "none" | "detect";
+}
+
+/**
+ * Decodes both directions of an HTTP/2 connection: the server-to-client bytes to responses and, if given, the
+ * client-to-server bytes to requests, paired by stream id. Each response is handed on once its request is known (or
+ * the client bytes have ended without it). Request bodies are not kept. A fault in either direction fails the result
+ * (after the exchanges before it).
+ *
+ * @example
+ * ```ts
+ * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
+ *
+ * // Client: GET / over http (static entries 2, 4, 6); server: 200 (entry 8), an empty body.
+ * const c2s = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x82, 0x84, 0x86) },
+ * ], { preface: true });
+ * const s2c = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x88) },
+ * ]);
+ * for await (const { streamId, request, response } of decodeHttp2Exchanges(ReadableStream.from([s2c]), ReadableStream.from([c2s]))) {
+ *   console.log(streamId, request?.method, request?.path, response.toResponse().status); // 1 GET / 200
+ * }
+ * ```
+ */
+export function decodeHttp2Exchanges(
+  serverToClient: ReadableStream<Uint8Array>,
+  clientToServer?: ReadableStream<Uint8Array>,
+  options: Http2ExchangeOptions = {},
+): ReadableStream<Http2Exchange> {
+  const { clientPreface, serverPreface, ...limits } = options;
+  const responses = serverToClient.pipeThrough(
+    new Http2ConnectionDecoderStream({ ...limits, preface: serverPreface ?? "none" }),
+  )
+    .getReader();
+  const requests = new Map<number, Http2Request>();
+  const waiting = new Map<number, () => void>();
+  let clientDone = clientToServer === undefined;
+  let clientFailure: { reason: unknown } | undefined;
+
+  if (clientToServer !== undefined) {
+    const messages = clientToServer.pipeThrough(
+      new Http2ConnectionDecoderStream({ ...limits, preface: clientPreface ?? "detect" }),
+    );
+    void (async () => {
+      try {
+        for await (const message of messages) {
+          message.body.cancel().catch(() => {});
+          const headers = message.headers ?? [];
+          const field = (name: string) => headers.find(([n]) => n === name)?.[1];
+          if (message.headers !== undefined) {
+            requests.set(message.streamId, {
+              method: field(":method"),
+              path: field(":path"),
+              authority: field(":authority"),
+              headers,
+            });
+          }
+          waiting.get(message.streamId)?.();
+        }
+      } catch (error) {
+        clientFailure = { reason: error };
+      }
+      clientDone = true;
+      for (const wake of waiting.values()) wake();
+      waiting.clear();
+    })();
+  }
+
+  const requestFor = async (id: number): Promise<Http2Request | undefined> => {
+    while (!requests.has(id) && !clientDone) {
+      await new Promise<void>((resolve) => waiting.set(id, resolve));
+      waiting.delete(id);
+    }
+    if (clientFailure !== undefined) throw clientFailure.reason;
+    const request = requests.get(id);
+    requests.delete(id);
+    return request;
+  };
+
+  return new ReadableStream<Http2Exchange>({
+    async pull(controller) {
+      const { done, value } = await responses.read();
+      if (done) {
+        // A client fault still counts once every response has been handed on.
+        if (clientToServer !== undefined) await requestFor(-1);
+        controller.close();
+        return;
+      }
+      const request = await requestFor(value.streamId);
+      controller.enqueue(
+        request === undefined
+          ? { streamId: value.streamId, response: value }
+          : { streamId: value.streamId, request, response: value },
+      );
+    },
+    cancel(reason) {
+      return responses.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}

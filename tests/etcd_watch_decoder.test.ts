@@ -1,0 +1,239 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  DecodeError,
+  decodeEtcdWatchResponse,
+  encodeGrpcMessages,
+  etcdEventToJson,
+  EtcdWatchDecoderStream,
+  type EtcdWatchResponse,
+  GrpcMessageDecoderStream,
+  kubernetesValue,
+} from "../mod.ts";
+import { bytewise, drain, streamOf, utf8 } from "./_util.ts";
+import { encodeWatchResponse, type EventSpec, ProtoWriter, type ResponseSpec } from "./peers/etcd_proto_encode.ts";
+
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+test("etcd: a WatchResponse encoded by hand from the schema's field numbers", () => {
+  // Bytes written field by field: header=1 {cluster_id=1, member_id=2, revision=3, raft_term=4}, watch_id=2,
+  // created=3, canceled=4, compact_revision=5, cancel_reason=6, fragment=7, events=11 {type=1, kv=2, prev_kv=3},
+  // KeyValue {key=1, create_revision=2, mod_revision=3, version=4, value=5, lease=6}.
+  const kv = [0x0a, 2, 0x2f, 0x61, 0x10, 5, 0x18, 9, 0x20, 3, 0x2a, 1, 0x76, 0x30, 0x2a];
+  const prev = [0x0a, 2, 0x2f, 0x61, 0x10, 5, 0x18, 8, 0x20, 2];
+  const event = [0x08, 1, 0x12, kv.length, ...kv, 0x1a, prev.length, ...prev];
+  const header = [0x08, 0x81, 0x01, 0x10, 2, 0x18, 9, 0x20, 4];
+  const msg = Uint8Array.of(
+    0x0a,
+    header.length,
+    ...header,
+    0x10,
+    7,
+    0x18,
+    1,
+    0x20,
+    1,
+    0x28,
+    3,
+    0x32,
+    2,
+    0x6f,
+    0x6b,
+    0x38,
+    0,
+    0x5a,
+    event.length,
+    ...event,
+  );
+  const r = decodeEtcdWatchResponse(msg);
+  assert.deepEqual(r.header, { clusterId: 129, memberId: 2, revision: 9, raftTerm: 4 });
+  assert.equal(r.watchId, 7);
+  assert.equal(r.created, true);
+  assert.equal(r.canceled, true);
+  assert.equal(r.compactRevision, 3);
+  assert.equal(r.cancelReason, "ok");
+  assert.equal(r.fragment, false);
+  assert.equal(r.events.length, 1);
+  const [e] = r.events;
+  assert.equal(e.type, "DELETE");
+  assert.equal(text(e.kv.key), "/a");
+  assert.equal(text(e.kv.value), "v");
+  assert.deepEqual([e.kv.createRevision, e.kv.modRevision, e.kv.version, e.kv.lease], [5, 9, 3, 42]);
+  assert.ok(e.prevKv);
+  assert.deepEqual([e.prevKv.modRevision, e.prevKv.version, e.prevKv.value.length], [8, 2, 0]);
+  assert.equal(e.kv.key.buffer, msg.buffer, "keys are views of the message");
+  assert.deepEqual(etcdEventToJson(e), {
+    type: "DELETE",
+    kv: { key: "L2E=", create_revision: 5, mod_revision: 9, version: 3, value: "dg==", lease: 42 },
+    prev_kv: { key: "L2E=", create_revision: 5, mod_revision: 8, version: 2 },
+  });
+});
+
+test("etcd: proto3 rules: defaults, last scalar wins, messages merge, unknown and mismatched fields skipped", () => {
+  const empty = decodeEtcdWatchResponse(new Uint8Array(0));
+  assert.deepEqual(empty, {
+    header: { clusterId: 0, memberId: 0, revision: 0, raftTerm: 0 },
+    watchId: 0,
+    created: false,
+    canceled: false,
+    compactRevision: 0,
+    cancelReason: "",
+    fragment: false,
+    events: [],
+  });
+  const w = new ProtoWriter()
+    .tag(2, 0).varint(1)
+    .tag(2, 0).varint(2) // last wins
+    .tag(1, 2).len(new ProtoWriter().tag(3, 0).varint(10).bytes())
+    .tag(1, 2).len(new ProtoWriter().tag(4, 0).varint(5).bytes()) // merged
+    .tag(99, 2).len([1, 2, 3]) // unknown
+    .tag(12, 5).fixed(1, 4)
+    .tag(3, 2).len([1]) // created with the wrong wire type: unknown
+    .tag(5, 0).varint(-1); // int64 -1 as 10 bytes
+  const r = decodeEtcdWatchResponse(w.bytes());
+  assert.equal(r.watchId, 2);
+  assert.deepEqual(r.header, { clusterId: 0, memberId: 0, revision: 10, raftTerm: 5 });
+  assert.equal(r.created, false);
+  assert.equal(r.compactRevision, -1);
+  // A 64-bit cluster id beyond 2^53 is the nearest double, as JSON.parse gives for the same decimal.
+  const big = 15118495548433857066n;
+  const h = decodeEtcdWatchResponse(encodeWatchResponse({ header: { clusterId: big } }));
+  assert.equal(h.header.clusterId, JSON.parse(big.toString()));
+});
+
+test("etcd: malformed messages are MESSAGE_INVALID with offsets in the gRPC stream", async () => {
+  const good = encodeWatchResponse({ watchId: 1, events: [{ type: "PUT", kv: { key: utf8("k"), modRevision: 2 } }] });
+  const badType = new ProtoWriter().tag(11, 2).len(new ProtoWriter().tag(1, 0).varint(2).bytes()).bytes();
+  const truncated = Uint8Array.of(0x5a, 10, 0x08);
+  const wire = await encodeGrpcMessages([good, badType, truncated]);
+  const { values, error } = await drain(
+    streamOf(bytewise(wire)).pipeThrough(new GrpcMessageDecoderStream()).pipeThrough(new EtcdWatchDecoderStream()),
+  );
+  assert.equal(values.length, 1);
+  assert.ok(error instanceof DecodeError, String(error));
+  assert.equal(error.code, "MESSAGE_INVALID");
+  // Second message: prefix at 5 + good.length, its event at +2 inside, the type tag at +0 in the event.
+  assert.equal(error.offset, 5 + good.length + 5 + 2);
+  assert.match(error.message, /unknown mvccpb.Event type 2/);
+  // Bare messages: offsets count the bytes of the messages before.
+  const bare = await drain(streamOf([good, truncated]).pipeThrough(new EtcdWatchDecoderStream()));
+  assert.ok(bare.error instanceof DecodeError);
+  assert.equal(bare.error.offset, good.length + 1); // the length that runs past the end
+  assert.equal(bare.values.length, 1);
+});
+
+const kvArb = fc.record({
+  key: fc.uint8Array({ minLength: 1, maxLength: 20 }),
+  createRevision: fc.nat(),
+  modRevision: fc.nat(),
+  version: fc.nat(),
+  value: fc.uint8Array({ maxLength: 40 }),
+  lease: fc.nat(),
+});
+const eventArb: fc.Arbitrary<EventSpec> = fc.record(
+  { type: fc.constantFrom("PUT" as const, "DELETE" as const), kv: kvArb, prevKv: kvArb },
+  { requiredKeys: ["type", "kv"] },
+);
+
+function plainEvents(r: EtcdWatchResponse) {
+  return r.events.map(etcdEventToJson);
+}
+function specJson(events: EventSpec[]) {
+  return events.map((e) =>
+    etcdEventToJson({
+      type: e.type,
+      kv: { createRevision: 0, modRevision: 0, version: 0, lease: 0, value: new Uint8Array(0), ...e.kv },
+      ...(e.prevKv
+        ? { prevKv: { createRevision: 0, modRevision: 0, version: 0, lease: 0, value: new Uint8Array(0), ...e.prevKv } }
+        : {}),
+    })
+  );
+}
+
+test("etcd: fragmented responses are joined, in order, per watch id (property)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(eventArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 }),
+      fc.array(eventArb, { maxLength: 3 }),
+      async (parts, after) => {
+        const specs: ResponseSpec[] = parts.map((events, i) => ({
+          header: { revision: 50 },
+          watchId: 3,
+          fragment: i < parts.length - 1,
+          events,
+        }));
+        specs.push({ header: { revision: 51 }, watchId: 3, events: after });
+        const wire = await encodeGrpcMessages(specs.map(encodeWatchResponse));
+        const { values, error } = await drain(
+          streamOf([wire]).pipeThrough(new GrpcMessageDecoderStream()).pipeThrough(new EtcdWatchDecoderStream()),
+        );
+        assert.equal(error, undefined);
+        assert.equal(values.length, 2);
+        assert.equal(values[0].fragment, false);
+        assert.equal(values[0].header.revision, 50);
+        assert.deepEqual(plainEvents(values[0]), specJson(parts.flat()));
+        assert.deepEqual(plainEvents(values[1]), specJson(after));
+      },
+    ),
+    { numRuns: 100 },
+  );
+});
+
+test("etcd: an input ending inside a fragmented response is TRUNCATED; limits apply", async () => {
+  const frag = encodeWatchResponse({ watchId: 1, fragment: true, events: [{ type: "PUT", kv: { key: utf8("a") } }] });
+  const { values, error } = await drain(streamOf([frag]).pipeThrough(new EtcdWatchDecoderStream()));
+  assert.equal(values.length, 0);
+  assert.ok(error instanceof DecodeError && error.code === "TRUNCATED", String(error));
+  const big = await drain(
+    streamOf([frag, frag, frag]).pipeThrough(new EtcdWatchDecoderStream({ maxFragmentedBytes: frag.length * 2 })),
+  );
+  assert.ok(big.error instanceof DecodeError && big.error.code === "MESSAGE_TOO_LARGE", String(big.error));
+  // Fragments of two watches interleaved.
+  const other = encodeWatchResponse({ watchId: 2, events: [{ type: "DELETE", kv: { key: utf8("b") } }] });
+  const last = encodeWatchResponse({ watchId: 1, events: [{ type: "PUT", kv: { key: utf8("c") } }] });
+  const mixed = await drain(streamOf([frag, other, last]).pipeThrough(new EtcdWatchDecoderStream()));
+  assert.equal(mixed.error, undefined);
+  assert.deepEqual(mixed.values.map((r) => [r.watchId, r.events.map((e) => text(e.kv.key)).join("")]), [
+    [2, "b"],
+    [1, "ac"],
+  ]);
+});
+
+test("etcd: etcdEventToJson omits zero values like etcdctl; base64 of every length", () => {
+  const e = decodeEtcdWatchResponse(
+    encodeWatchResponse({ events: [{ type: "PUT", kv: { key: utf8("k") } }] }),
+  ).events[0];
+  assert.equal(JSON.stringify(etcdEventToJson(e)), '{"type":"PUT","kv":{"key":"aw=="}}');
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 40000 }), (value) => {
+      const [ev] = decodeEtcdWatchResponse(
+        encodeWatchResponse({ events: [{ type: "PUT", kv: { key: utf8("k"), value } }] }),
+      ).events;
+      const expected = btoa(Array.from(value, (b) => String.fromCharCode(b)).join(""));
+      assert.equal(etcdEventToJson(ev).kv.value ?? "", expected);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("etcd: kubernetesValue", () => {
+  const kv = (value: Uint8Array) => ({
+    key: utf8("/registry/pods/default/web"),
+    value,
+    createRevision: 1,
+    modRevision: 1,
+    version: 1,
+    lease: 0,
+  });
+  const proto = Uint8Array.of(0x6b, 0x38, 0x73, 0, 0x0a, 0x02, 0x76, 0x31);
+  assert.deepEqual(kubernetesValue(kv(proto)), { format: "protobuf", bytes: proto });
+  assert.deepEqual(kubernetesValue(kv(utf8(' \n{"kind":"Pod","apiVersion":"v1"}'))), {
+    format: "json",
+    object: { kind: "Pod", apiVersion: "v1" },
+  });
+  for (const s of ["", "plain", "[1]", "null", "42", '{"a":', "k8s"]) {
+    assert.equal(kubernetesValue(kv(utf8(s))), undefined, s);
+  }
+  assert.equal(kubernetesValue(kv(Uint8Array.of(0x7b, 0xff, 0x7d))), undefined);
+});

@@ -1,0 +1,223 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { DecodeError, ProtobufReader } from "../mod.ts";
+import { ProtoWriter } from "./peers/etcd_proto_encode.ts";
+
+const U64 = (1n << 64n) - 1n;
+
+function assertInvalid(fn: () => unknown, offset: number, pattern?: RegExp): void {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught instanceof DecodeError, `expected a DecodeError, got ${caught}`);
+  assert.equal(caught.code, "MESSAGE_INVALID", caught.message);
+  assert.equal(caught.offset, offset, caught.message);
+  if (pattern) assert.match(caught.message, pattern);
+}
+
+test("protobuf: varints round trip as uint64/int64, exact as bigint, rounded as number", () => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: 0n, max: U64 }), (v) => {
+      const bytes = new ProtoWriter().varint(v).bytes();
+      const r = () => new ProtobufReader(bytes);
+      assert.equal(r().uint64BigInt(), v);
+      assert.equal(r().int64BigInt(), BigInt.asIntN(64, v));
+      assert.equal(r().uint64(), Number(v));
+      assert.equal(r().int64(), Number(BigInt.asIntN(64, v)));
+      assert.equal(r().uint32(), Number(v & 0xffffffffn));
+      assert.equal(r().int32(), Number(BigInt.asIntN(32, v)));
+      assert.equal(r().bool(), v !== 0n);
+      const reader = r();
+      reader.uint64();
+      assert.equal(reader.pos, bytes.length);
+      assert.ok(reader.done);
+    }),
+    { numRuns: 2000 },
+  );
+  // Edges.
+  for (const v of [0n, 1n, 127n, 128n, (1n << 53n) - 1n, 1n << 53n, (1n << 63n) - 1n, 1n << 63n, U64]) {
+    const bytes = new ProtoWriter().varint(v).bytes();
+    assert.equal(new ProtobufReader(bytes).uint64BigInt(), v);
+    assert.equal(new ProtobufReader(bytes).int64(), Number(BigInt.asIntN(64, v)));
+  }
+  assert.equal(new ProtobufReader(new ProtoWriter().varint(-1).bytes()).int64(), -1);
+  assert.equal(new ProtobufReader(new ProtoWriter().varint(-1).bytes()).int32(), -1);
+});
+
+test("protobuf: zigzag sint32/sint64", () => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), (v) => {
+      const bytes = new ProtoWriter().zigzag(v).bytes();
+      assert.equal(new ProtobufReader(bytes).sint64(), Number(v));
+    }),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), (v) => {
+      assert.equal(new ProtobufReader(new ProtoWriter().zigzag(v).bytes()).sint32(), v);
+    }),
+  );
+});
+
+test("protobuf: fixed32/64, sfixed, float, double", () => {
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: 0n, max: U64 }),
+      fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      fc.double(),
+      (v64, v32, d) => {
+        const bytes = new ProtoWriter().fixed(v64, 8).fixed(v32, 4).fixed(v64, 8).fixed(v32, 4).bytes();
+        const dv = new DataView(new ArrayBuffer(12));
+        dv.setFloat64(0, d, true);
+        dv.setFloat32(8, d, true);
+        const r = new ProtobufReader(bytes);
+        assert.equal(r.fixed64(), Number(v64));
+        assert.equal(r.fixed32(), v32);
+        assert.equal(r.sfixed64(), Number(BigInt.asIntN(64, v64)));
+        assert.equal(r.sfixed32(), v32 | 0);
+        const f = new ProtobufReader(new Uint8Array(dv.buffer));
+        assert.ok(Object.is(f.double(), d));
+        assert.ok(Object.is(f.float(), Math.fround(d)));
+      },
+    ),
+  );
+});
+
+type Field =
+  | { n: number; wire: 0; v: bigint }
+  | { n: number; wire: 1; v: bigint }
+  | { n: number; wire: 2; v: Uint8Array }
+  | { n: number; wire: 5; v: number };
+
+const fieldArb: fc.Arbitrary<Field> = fc.oneof(
+  fc.record({ n: fc.integer({ min: 1, max: 2 ** 29 - 1 }), wire: fc.constant(0 as const), v: fc.bigInt(0n, U64) }),
+  fc.record({ n: fc.integer({ min: 1, max: 2 ** 29 - 1 }), wire: fc.constant(1 as const), v: fc.bigInt(0n, U64) }),
+  fc.record({
+    n: fc.integer({ min: 1, max: 2 ** 29 - 1 }),
+    wire: fc.constant(2 as const),
+    v: fc.uint8Array({ maxLength: 300 }),
+  }),
+  fc.record({
+    n: fc.integer({ min: 1, max: 2 ** 29 - 1 }),
+    wire: fc.constant(5 as const),
+    v: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+  }),
+);
+
+function encodeFields(fields: Field[]): Uint8Array {
+  const w = new ProtoWriter();
+  for (const f of fields) {
+    w.tag(f.n, f.wire);
+    if (f.wire === 0) w.varint(f.v);
+    else if (f.wire === 1) w.fixed(f.v, 8);
+    else if (f.wire === 2) w.len(f.v);
+    else w.fixed(f.v, 4);
+  }
+  return w.bytes();
+}
+
+test("protobuf: messages of random fields read back, and skip() passes over every wire type", () => {
+  fc.assert(
+    fc.property(fc.array(fieldArb, { maxLength: 20 }), fc.nat(1000), (fields, base) => {
+      const bytes = encodeFields(fields);
+      const r = new ProtobufReader(bytes, base);
+      for (const f of fields) {
+        const tag = r.tag();
+        assert.equal(tag >>> 3, f.n);
+        assert.equal(tag & 7, f.wire);
+        if (f.wire === 0) assert.equal(r.uint64BigInt(), f.v);
+        else if (f.wire === 1) assert.equal(r.fixed64(), Number(f.v));
+        else if (f.wire === 2) {
+          const view = r.bytes();
+          assert.deepEqual(Array.from(view), Array.from(f.v));
+          assert.equal(view.buffer, bytes.buffer, "a view, not a copy");
+        } else assert.equal(r.fixed32(), f.v);
+      }
+      assert.ok(r.done);
+      const s = new ProtobufReader(bytes);
+      let count = 0;
+      while (!s.done) {
+        s.skip(s.tag());
+        count++;
+      }
+      assert.equal(count, fields.length);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test("protobuf: embedded messages and strings", () => {
+  const inner = new ProtoWriter().tag(1, 2).len(new TextEncoder().encode("héllo")).bytes();
+  const outer = new ProtoWriter().tag(3, 0).varint(5).tag(4, 2).len(inner).tag(5, 0).varint(6).bytes();
+  const r = new ProtobufReader(outer, 100);
+  r.skip(r.tag());
+  assert.equal(r.tag(), (4 << 3) | 2);
+  const m = r.message();
+  assert.equal(m.tag() >>> 3, 1);
+  assert.equal(m.string(), "héllo");
+  assert.ok(m.done);
+  assert.equal(r.tag() >>> 3, 5);
+  assert.equal(r.uint32(), 6);
+  // An embedded reader's errors are located in the outer input; it cannot read past its own end.
+  const bad = new ProtoWriter().tag(4, 2).len([0x08]).tag(5, 0).varint(1).bytes();
+  const outerReader = new ProtobufReader(bad, 100);
+  outerReader.tag();
+  const sub = outerReader.message();
+  sub.tag();
+  assertInvalid(() => sub.uint32(), 103, /varint truncated/);
+});
+
+test("protobuf: malformed input is MESSAGE_INVALID at the element's offset", () => {
+  const at = (bytes: number[], base = 0) => new ProtobufReader(Uint8Array.from(bytes), base);
+  assertInvalid(() => at([0x80]).uint64(), 0, /truncated/);
+  assertInvalid(() => at([]).uint64(), 0, /truncated/);
+  assertInvalid(() => at([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]).uint64(), 0, /10 bytes/);
+  assertInvalid(() => at([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).uint64(), 0, /64 bits/);
+  assertInvalid(() => at([0x0b], 7).tag(), 7, /group/); // field 1, wire type 3
+  assertInvalid(() => at([0x0c]).tag(), 0, /group/); // wire type 4
+  assertInvalid(() => at([0x0e]).tag(), 0, /wire type 6/);
+  assertInvalid(() => at([0x0f]).tag(), 0, /wire type 7/);
+  assertInvalid(() => at([0x02]).tag(), 0, /field number 0/);
+  assertInvalid(() => at([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]).tag(), 0, /32 bits/);
+  assertInvalid(() => at([0x05, 1, 2]).bytes(), 0, /exceeds/);
+  assertInvalid(() => at([0xff, 0xff, 0xff, 0xff, 0x7f]).bytes(), 0, /exceeds/);
+  assertInvalid(() => at([1, 2, 3]).fixed32(), 0, /truncated/);
+  assertInvalid(() => at([1, 2, 3, 4, 5, 6, 7]).fixed64(), 4, /truncated/);
+  assertInvalid(() => at([0x02, 0xc3, 0x28], 10).string(), 11, /UTF-8/);
+  const r = at([0x09, 1, 2]); // field 1 fixed64, only 2 bytes
+  assertInvalid(() => r.skip(r.tag()), 1, /truncated/);
+});
+
+test("protobuf: any input either reads or fails with MESSAGE_INVALID (fuzz)", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+      const r = new ProtobufReader(bytes);
+      try {
+        while (!r.done) r.skip(r.tag());
+      } catch (e) {
+        assert.ok(e instanceof DecodeError && e.code === "MESSAGE_INVALID", String(e));
+        assert.ok(e.offset >= 0 && e.offset <= bytes.length);
+      }
+      assert.ok(r.pos <= bytes.length);
+    }),
+    { numRuns: 3000 },
+  );
+  // Every strict prefix of a valid message with a truncated last field fails; none reads past the end.
+  fc.assert(
+    fc.property(fc.array(fieldArb, { minLength: 1, maxLength: 5 }), fc.nat(), (fields, cut) => {
+      const bytes = encodeFields(fields);
+      const prefix = bytes.subarray(0, cut % bytes.length);
+      const r = new ProtobufReader(prefix);
+      try {
+        while (!r.done) r.skip(r.tag());
+      } catch (e) {
+        assert.ok(e instanceof DecodeError && e.code === "MESSAGE_INVALID", String(e));
+      }
+      assert.ok(r.pos <= prefix.length);
+    }),
+  );
+});
