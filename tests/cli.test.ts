@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { encodeHttp2Frames, type Http2FrameInit, runCli } from "../mod.ts";
+import { encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit, runCli } from "../mod.ts";
 import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
 
 const events = [
@@ -299,4 +299,125 @@ test("cli: HTTP/2 faults: in a body (offset in the stream's body), in the framin
   assert.equal(x.status, 0, x.stderr);
   assert.equal(x.stdout, lines[0]);
   assert.match(x.stderr, /stream 1 was reset \(error code 0x8\)/);
+});
+
+// etcd: the recorded fixture (see fixtures/ETCD.md). The expected lines come from etcdctl's own output, not the decoder.
+const etcdFixture = (name: string) =>
+  new Uint8Array(readFileSync(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url))));
+interface EtcdctlKv {
+  key?: string;
+  mod_revision?: number;
+  version?: number;
+  value?: string;
+}
+/** etcdctl -w json's events (type omitted for PUT, 1 for DELETE), in printed order. */
+const etcdctlEvents = (): { type?: number; kv: EtcdctlKv; prev_kv?: EtcdctlKv }[] =>
+  new TextDecoder().decode(etcdFixture("etcd-watch.expected.ndjson")).trim().split("\n")
+    .flatMap((line) => JSON.parse(line).Events);
+/** The same events in the CLI's shape: an explicit "type" first, then etcdctl's own fields as it printed them. */
+const expectedEtcdLines = () =>
+  etcdctlEvents().map(({ type, ...rest }) => {
+    assert.ok(type === undefined || type === 1, `etcdctl event type ${type}`);
+    return JSON.stringify({ type: type === 1 ? "DELETE" : "PUT", ...rest });
+  });
+const base64Length = (b64: string | undefined) => b64 === undefined ? 0 : atob(b64).length;
+
+test("cli: an etcd Watch stream (known by its request :path) prints each event as etcdctl's JSON event shape", async () => {
+  const files = { "s2c.bin": etcdFixture("etcd-watch.s2c.bin"), "c2s.bin": etcdFixture("etcd-watch.c2s.bin") };
+  const expected = expectedEtcdLines();
+  assert.equal(expected.length, 9);
+  const r = await run(["decode", "--request", "c2s.bin", "s2c.bin"], files);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  assert.deepEqual(r.stdout.trimEnd().split("\n"), expected);
+  assert.equal(r.stdout, expected.join("\n") + "\n");
+  // --payload etcd reads every gRPC stream as an etcd watch: no request bytes needed.
+  const bare = await run(["decode", "--payload", "etcd", "s2c.bin"], files);
+  assert.equal(bare.status, 0, bare.stderr);
+  assert.equal(bare.stderr, "");
+  assert.equal(bare.stdout, r.stdout);
+  const eq = await run(["decode", "--payload=etcd", "--request=c2s.bin", "s2c.bin"], files);
+  assert.equal(eq.stdout, r.stdout);
+  // Without either, the stream is a Kubernetes watch body, and gRPC bytes are no JSON: a fault.
+  const plain = await run(["decode", "--payload", "kubernetes", "s2c.bin"], files);
+  assert.equal(plain.status, 1);
+});
+
+test("cli: etcd table output: TYPE, KEY, MOD_REVISION, VERSION, VALUE_BYTES", async () => {
+  const files = { "s2c.bin": etcdFixture("etcd-watch.s2c.bin"), "c2s.bin": etcdFixture("etcd-watch.c2s.bin") };
+  const expected = etcdctlEvents().map((e) => [
+    e.type === 1 ? "DELETE" : "PUT",
+    atob(e.kv.key ?? ""),
+    String(e.kv.mod_revision ?? 0),
+    String(e.kv.version ?? 0),
+    String(base64Length(e.kv.value)),
+  ]);
+  const cells = (rows: string[]) => rows.map((row) => row.split(/\s+/));
+  const table = await run(["decode", "-o", "table", "--request", "c2s.bin", "s2c.bin"], files);
+  assert.equal(table.status, 0, table.stderr);
+  const rows = table.stdout.trimEnd().split("\n");
+  assert.equal(rows[0], "POST /etcdserverpb.Watch/Watch (stream 1)");
+  assert.match(rows[1], /^TYPE\s+KEY\s+MOD_REVISION\s+VERSION\s+VALUE_BYTES$/);
+  assert.deepEqual(cells(rows.slice(2)), expected);
+  assert.match(rows[2], /^PUT\s+\/k\/a\s+2\s+1\s+5$/);
+  assert.ok(expected.some(([, , , , size]) => size === "20800"), "the large value");
+  const terminal = await run(["decode", "--payload", "etcd", "s2c.bin"], files, true);
+  assert.equal(terminal.status, 0, terminal.stderr);
+  assert.deepEqual(terminal.stdout.trimEnd().split("\n"), rows.slice(1));
+});
+
+test("cli: etcd over gRPC: grpc-encoding gzip, a non-OK grpc-status on stderr, odd keys as base64, usage", async () => {
+  const kv = (key: number[]) => [0x0a, key.length, ...key, 0x18, 7, 0x20, 1, 0x2a, 1, 0x62];
+  const response = (key: number[]) => {
+    const event = [0x12, kv(key).length, ...kv(key)];
+    return Uint8Array.of(0x5a, event.length, ...event);
+  };
+  const data = await encodeGrpcMessages([response([0x61]), response([0xff, 0x20])], { compress: true });
+  const capture = encodeHttp2Frames([
+    { type: "SETTINGS", streamId: 0, parameters: [] },
+    {
+      type: "HEADERS",
+      streamId: 1,
+      endHeaders: true,
+      fragment: Uint8Array.from([
+        0x88,
+        ...literal("content-type", "application/grpc"),
+        ...literal("grpc-encoding", "gzip"),
+      ]),
+    },
+    { type: "DATA", streamId: 1, data },
+    {
+      type: "HEADERS",
+      streamId: 1,
+      endHeaders: true,
+      endStream: true,
+      fragment: Uint8Array.from([...literal("grpc-status", "5"), ...literal("grpc-message", "key%20gone")]),
+    },
+  ]);
+  const r = await run(["decode", "--payload", "etcd", "h2"], { h2: capture });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    '{"type":"PUT","kv":{"key":"YQ==","mod_revision":7,"version":1,"value":"Yg=="}}\n' +
+      '{"type":"PUT","kv":{"key":"/yA=","mod_revision":7,"version":1,"value":"Yg=="}}\n',
+  );
+  assert.equal(r.stderr, "watchwire: h2: stream 1: gRPC status 5 NOT_FOUND: key gone\n");
+  const table = await run(["decode", "--payload", "etcd", "-o", "table", "h2"], { h2: capture });
+  const rows = table.stdout.trimEnd().split("\n");
+  assert.match(rows[1], /^PUT\s+a\s+7\s+1\s+1$/);
+  assert.match(rows[2], /^PUT\s+base64:\/yA=\s+7\s+1\s+1$/);
+  // A bare gRPC body with --payload etcd (identity encoding).
+  const body = await encodeGrpcMessages([response([0x61])]);
+  const bare = await run(["decode", "--payload", "etcd", "-"], { "-": body });
+  assert.equal(bare.status, 0, bare.stderr);
+  assert.equal(bare.stdout, '{"type":"PUT","kv":{"key":"YQ==","mod_revision":7,"version":1,"value":"Yg=="}}\n');
+  // An unknown --payload value is a usage error.
+  for (
+    const args of [["decode", "--payload", "protobuf", "f"], ["decode", "--payload=", "f"], ["decode", "--payload"]]
+  ) {
+    const usage = await run(args, { f: body });
+    assert.equal(usage.status, 2, args.join(" "));
+    assert.match(usage.stderr, /--payload (must be kubernetes or etcd|needs a value)/);
+    assert.match(usage.stderr, /Usage: watchwire decode/);
+  }
 });

@@ -1,6 +1,7 @@
 /**
  * The recorded etcd watch session in fixtures/ (scripts/record-etcd-fixture.ts; see fixtures/ETCD.md): the Watch
- * stream extracted from the recorded HTTP/2 bytes and decoded must equal what etcdctl printed. Needs no etcd.
+ * stream found in the recorded HTTP/2 bytes by the library (decodeHttp2Exchanges, the request :path) and decoded must
+ * equal what etcdctl printed. Needs no etcd.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,8 +10,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { EtcdWatchDecoderStream, type EtcdWatchResponse, GrpcMessageDecoderStream, kubernetesValue } from "../mod.ts";
 import { drain, splitAt, streamOf } from "./_util.ts";
-import { etcdWatchBytes, grpcStreams } from "./peers/etcd_grpc_extract.ts";
-import { decodeRecordedWatch, EXPECTED_EVENTS, printedResponses } from "./peers/etcd_session.ts";
+import { decodeRecordedWatch, EXPECTED_EVENTS, printedResponses, recordedWatchBody } from "./peers/etcd_session.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 const load = async () => ({
@@ -23,8 +23,7 @@ const load = async () => ({
 
 test("etcd fixture: the recorded Watch stream decodes to exactly what etcdctl -w json printed", async () => {
   const { clientToServer, serverToClient, expected } = await load();
-  const [watch] = grpcStreams(clientToServer, serverToClient, "/etcdserverpb.Watch/Watch");
-  assert.ok(watch, "a /etcdserverpb.Watch/Watch stream in the client's requests");
+  // decodeRecordedWatch throws unless the client's requests hold exactly one /etcdserverpb.Watch/Watch stream.
   const responses = await decodeRecordedWatch({ clientToServer, serverToClient });
   assert.ok(responses[0].created);
   assert.deepEqual(printedResponses(responses), expected);
@@ -36,11 +35,11 @@ test("etcd fixture: the recorded Watch stream decodes to exactly what etcdctl -w
 
 test("etcd fixture: any split of the Watch stream's bytes decodes the same", async () => {
   const { clientToServer, serverToClient, expected } = await load();
-  const body = etcdWatchBytes(clientToServer, serverToClient);
+  const { body, encoding } = await recordedWatchBody({ clientToServer, serverToClient });
   await fc.assert(
     fc.asyncProperty(fc.array(fc.integer({ min: 1, max: body.length - 1 }), { maxLength: 40 }), async (cuts) => {
       const { values, error } = await drain(
-        streamOf(splitAt(body, cuts)).pipeThrough(new GrpcMessageDecoderStream()).pipeThrough(
+        streamOf(splitAt(body, cuts)).pipeThrough(new GrpcMessageDecoderStream({ encoding })).pipeThrough(
           new EtcdWatchDecoderStream(),
         ),
       );

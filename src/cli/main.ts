@@ -5,6 +5,7 @@
  * @module
  */
 import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "../codec/ndjson_decoder_stream.ts";
+import type { EtcdWatchResponse } from "../codec/etcd/watch_response.ts";
 import { toWatchEvent } from "../codec/watch_event.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";
@@ -12,6 +13,17 @@ import { type Http1Response, Http1ResponseDecoderStream } from "../transport/htt
 import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import { decodeWatchResponse, type WatchBodyCodec } from "../watch/decode_watch_response.ts";
+import {
+  etcdResponseNotes,
+  etcdTableHeader,
+  etcdWatchResponses,
+  formatEtcdNdjson,
+  formatEtcdTableRow,
+  grpcEncoding,
+  grpcStatusNote,
+  isEtcdWatch,
+  type Payload,
+} from "./etcd.ts";
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
 
@@ -29,10 +41,10 @@ export interface CliHost {
   version: string;
 }
 
-export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--content-type TYPE] [--max-event-bytes N]
-                       [--request FILE] FILE...
+export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload kubernetes|etcd] [--content-type TYPE]
+                       [--max-event-bytes N] [--request FILE] FILE...
 
-Decodes what a Kubernetes watch client received and prints its events.
+Decodes what a Kubernetes (or etcd) watch client received and prints its events.
 FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
@@ -44,9 +56,21 @@ preface; one watch per stream, in the order the streams started), or a bare watc
   --content-type TYPE         the media type of a bare body (default application/json)
   --max-event-bytes N         largest event accepted (default 16777216)
   --request FILE              the client-to-server bytes of the same HTTP/2 connection: streams are
-                              paired with their requests (table output shows ":method :path")
+                              paired with their requests (table output shows ":method :path"), and a
+                              stream whose :path is /etcdserverpb.Watch/Watch is read as an etcd watch
+  --payload kubernetes|etcd   kubernetes (default): watch bodies are Kubernetes JSON watches, except
+                              etcd Watch calls known by their :path; etcd: every gRPC stream of an
+                              HTTP/2 capture (and a bare FILE) is an etcd Watch response stream
   -h, --help                  this text
   -V, --version               the version
+
+etcd watches: the gRPC messages (grpc-encoding identity or gzip) are decoded as etcdserverpb.
+WatchResponses (fragmented ones joined). ndjson output prints one line per event in the shape of
+etcdctl watch -w json's Events, with an explicit type: {"type":"PUT"|"DELETE","kv":{...},"prev_kv":{...}}
+(key and value base64, zero fields omitted). Table output: TYPE, KEY (as text when it is UTF-8 without
+spaces or control characters, else base64:<base64 of the key>), MOD_REVISION, VERSION, VALUE_BYTES (the
+value's size). A gRPC status other than OK, a canceled watch and a compacted revision are noted on
+stderr; they do not change the exit status.
 
 Exit status: 0 when every input decoded, 1 on a decoding fault (the events before it are printed,
 then one line on stderr naming the byte offset), 2 on a usage error or an unreadable FILE.
@@ -54,6 +78,7 @@ then one line on stderr naming the byte offset), 2 on a usage error or an unread
 
 interface Options {
   output: "ndjson" | "table";
+  payload: Payload;
   contentType: string;
   maxEventBytes: number | undefined;
   request: string | undefined;
@@ -69,6 +94,7 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
   if (args[0] !== "decode") throw new UsageError(`unknown command ${JSON.stringify(args[0])}`);
   const options: Options = {
     output: host.stdoutIsTerminal ? "table" : "ndjson",
+    payload: "kubernetes",
     contentType: "application/json",
     maxEventBytes: undefined,
     request: undefined,
@@ -94,6 +120,14 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
           throw new UsageError(`--output must be ndjson or table, not ${JSON.stringify(v)}`);
         }
         options.output = v;
+        break;
+      }
+      case "--payload": {
+        const v = value();
+        if (v !== "kubernetes" && v !== "etcd") {
+          throw new UsageError(`--payload must be kubernetes or etcd, not ${JSON.stringify(v)}`);
+        }
+        options.payload = v;
         break;
       }
       case "--content-type":
@@ -152,8 +186,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
     await host.stdout(`watchwire ${host.version}\n`);
     return 0;
   }
-  const out = new OutputBuffer(host);
-  if (options.output === "table") out.line(tableHeader());
+  const out = new OutputBuffer(host, options.output === "table" ? tableHeader() : undefined);
   const open = async (file: string) => {
     try {
       return await host.open(file);
@@ -181,15 +214,34 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
   return 0;
 }
 
-/** Collects output lines and writes them in blocks: one write per event would dominate the run time. */
+/**
+ * Collects output lines and writes them in blocks: one write per event would dominate the run time. The Kubernetes
+ * table heading is written before the first line that is not an etcd watch's own (those have their own heading), or
+ * at the first flush if nothing was written before.
+ */
 class OutputBuffer {
   #text = "";
-  constructor(readonly host: CliHost) {}
-  line(text: string): Promise<void> | undefined {
+  #heading: string | undefined;
+  #written = false;
+  constructor(readonly host: CliHost, heading?: string) {
+    this.#heading = heading;
+  }
+  /** Adds a line; `etcd`: a line of an etcd watch, which does not need the Kubernetes heading. */
+  line(text: string, etcd = false): Promise<void> | undefined {
+    if (!etcd && this.#heading !== undefined) {
+      this.#text += this.#heading + "\n";
+      this.#heading = undefined;
+    }
     this.#text += text + "\n";
+    this.#written = true;
     return this.#text.length >= 65536 ? this.flush() : undefined;
   }
   async flush(): Promise<void> {
+    if (!this.#written && this.#heading !== undefined) {
+      this.#text += this.#heading + "\n";
+      this.#heading = undefined;
+      this.#written = true;
+    }
     if (this.#text === "") return;
     const text = this.#text;
     this.#text = "";
@@ -253,6 +305,20 @@ async function decodeFile(
   if (isHttp2(head)) return await decodeHttp2File(file, stream, request, options, out, decodeOptions, print);
   await request?.cancel().catch(() => {});
 
+  if (!isHttp && options.payload === "etcd") {
+    try {
+      await emitEtcd(
+        etcdWatchResponses(stream, undefined),
+        options,
+        out,
+        (note) => out.note(`watchwire: ${file}: ${note}`),
+      );
+      return 0;
+    } catch (error) {
+      return fault(file, error, out, (e) => `byte ${e.offset}: ${e.detail}`);
+    }
+  }
+
   if (!isHttp) {
     const response = new Response(stream, { headers: { "content-type": options.contentType } });
     try {
@@ -309,6 +375,24 @@ async function fault(
   return 1;
 }
 
+/** Prints the events of etcd watch responses (the heading, in table output, is the caller's). */
+async function emitEtcd(
+  responses: ReadableStream<EtcdWatchResponse>,
+  options: Options,
+  out: OutputBuffer,
+  note: (text: string) => Promise<void> | void,
+): Promise<void> {
+  const print = options.output === "table" ? formatEtcdTableRow : formatEtcdNdjson;
+  if (options.output === "table") out.line(etcdTableHeader(), true);
+  for await (const response of responses) {
+    for (const event of response.events) {
+      const pending = out.line(print(event), true);
+      if (pending !== undefined) await pending;
+    }
+    for (const text of etcdResponseNotes(response)) await note(text);
+  }
+}
+
 const PREFACE_START = "PRI * HTTP/2.0";
 
 /** An HTTP/2 direction: the client preface, or a first frame header that is a SETTINGS frame on stream 0. */
@@ -325,6 +409,8 @@ type Print = (event: WatchEvent<unknown>) => string;
 /** One stream's printed lines, produced while earlier streams are still printing (streams interleave). */
 class Section {
   readonly lines: string[] = [];
+  /** The stream is read as an etcd watch. */
+  etcd = false;
   done = false;
   error: unknown;
   /** The error is the connection's (its offset counts bytes of the file), not the body's. */
@@ -369,6 +455,12 @@ async function decodeHttp2File(
   const read = async (section: Section) => {
     const { streamId, response } = section.exchange;
     try {
+      if (section.etcd) {
+        await readEtcd(section);
+        section.done = true;
+        section.wakeUp();
+        return;
+      }
       let source: Response;
       if (response.headers === undefined) {
         const why = response.headersMissing
@@ -397,10 +489,25 @@ async function decodeHttp2File(
     section.done = true;
     section.wakeUp();
   };
+  const readEtcd = async (section: Section) => {
+    const { streamId, response } = section.exchange;
+    const etcdPrint = options.output === "table" ? formatEtcdTableRow : formatEtcdNdjson;
+    for await (const watch of etcdWatchResponses(response.body, grpcEncoding(response.headers))) {
+      for (const event of watch.events) section.push(etcdPrint(event));
+      const notes = etcdResponseNotes(watch);
+      if (notes.length > 0) {
+        for (const text of notes) section.notes.push(`stream ${streamId}: ${text}`);
+        section.wakeUp();
+      }
+    }
+    const status = grpcStatusNote(response.headers, await response.trailers);
+    if (status !== undefined) section.notes.push(`stream ${streamId}: ${status}`);
+  };
   void (async () => {
     try {
       for await (const exchange of decodeHttp2Exchanges(stream, request, { serverPreface: "detect" })) {
         const section = new Section(exchange);
+        section.etcd = isEtcdWatch(exchange, options.payload);
         sections.push(section);
         void read(section);
         wake();
@@ -424,13 +531,14 @@ async function decodeHttp2File(
     const section = sections[k];
     const { request: req, streamId } = section.exchange;
     if (options.output === "table" && req !== undefined) {
-      out.line(`${req.method ?? "?"} ${req.path ?? "?"} (stream ${streamId})`);
+      out.line(`${req.method ?? "?"} ${req.path ?? "?"} (stream ${streamId})`, section.etcd);
     }
+    if (options.output === "table" && section.etcd) out.line(etcdTableHeader(), true);
     let noted = 0;
     for (;;) {
       while (noted < section.notes.length) await out.note(`watchwire: ${file}: ${section.notes[noted++]}`);
       while (section.lines.length > 0) {
-        const pending = out.line(section.lines.shift()!);
+        const pending = out.line(section.lines.shift()!, section.etcd);
         if (pending !== undefined) await pending;
       }
       if (section.done) break;

@@ -13,13 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import {
+  decodeHttp2Exchanges,
   etcdEventToJson,
   type EtcdKeyValueJson,
   EtcdWatchDecoderStream,
   type EtcdWatchResponse,
   GrpcMessageDecoderStream,
+  type Http2Exchange,
 } from "../../mod.ts";
-import { etcdWatchBytes } from "./etcd_grpc_extract.ts";
 import { type RecordedConnection, startRecordingProxy } from "./recording_proxy.ts";
 
 export const ETCD_INSTALL = "apt-get update && apt-get install -y etcd-server etcd-client";
@@ -238,15 +239,65 @@ export async function runEtcdSession(): Promise<EtcdSession> {
   }
 }
 
-/** Decodes the etcd Watch stream of a recorded connection with the library's gRPC and etcd stages. */
-export async function decodeRecordedWatch(connection: RecordedConnection): Promise<EtcdWatchResponse[]> {
-  const body = etcdWatchBytes(connection.clientToServer, connection.serverToClient);
-  const responses: EtcdWatchResponse[] = [];
-  const stream = new Blob([body as Uint8Array<ArrayBuffer>]).stream()
-    .pipeThrough(new GrpcMessageDecoderStream())
-    .pipeThrough(new EtcdWatchDecoderStream());
-  for await (const r of stream) responses.push(r);
-  return responses;
+export const ETCD_WATCH_PATH = "/etcdserverpb.Watch/Watch";
+
+/**
+ * Finds the one etcd Watch exchange of a recorded connection with the library's `decodeHttp2Exchanges` (both
+ * directions, paired by stream id) by its request `:path`, and hands it to `consume` at once (a body left unread
+ * would hold up the connection decoder); the other streams' bodies are cancelled. Throws unless there is exactly one.
+ */
+async function withRecordedWatch<T>(
+  connection: RecordedConnection,
+  consume: (exchange: Http2Exchange) => Promise<T>,
+): Promise<T> {
+  const bytes = (b: Uint8Array) => new Blob([b as Uint8Array<ArrayBuffer>]).stream();
+  const results: Promise<T>[] = [];
+  for await (
+    const exchange of decodeHttp2Exchanges(bytes(connection.serverToClient), bytes(connection.clientToServer))
+  ) {
+    if (exchange.request?.path === ETCD_WATCH_PATH) {
+      const result = consume(exchange);
+      result.catch(() => {});
+      results.push(result);
+    } else await exchange.response.body.cancel();
+  }
+  if (results.length !== 1) throw new Error(`expected one ${ETCD_WATCH_PATH} stream, found ${results.length}`);
+  return await results[0];
+}
+
+/** The `grpc-encoding` of an exchange's response (`undefined` when absent). */
+function grpcEncodingOf(exchange: Http2Exchange): "identity" | "gzip" | undefined {
+  const value = exchange.response.headers?.find(([n]) => n === "grpc-encoding")?.[1];
+  if (value !== undefined && value !== "identity" && value !== "gzip") {
+    throw new Error(`unexpected grpc-encoding ${value}`);
+  }
+  return value;
+}
+
+/** The server-to-client body (DATA) bytes of the recorded Watch stream, with its `grpc-encoding`. */
+export function recordedWatchBody(
+  connection: RecordedConnection,
+): Promise<{ body: Uint8Array; encoding: "identity" | "gzip" | undefined }> {
+  return withRecordedWatch(connection, async (exchange) => ({
+    body: new Uint8Array(await new Response(exchange.response.body).arrayBuffer()),
+    encoding: grpcEncodingOf(exchange),
+  }));
+}
+
+/**
+ * Decodes the etcd Watch stream of a recorded connection with the library only: `decodeHttp2Exchanges` on the recorded
+ * bytes, the exchange whose request `:path` is the Watch call, then `GrpcMessageDecoderStream` (its `grpc-encoding`)
+ * and `EtcdWatchDecoderStream`.
+ */
+export function decodeRecordedWatch(connection: RecordedConnection): Promise<EtcdWatchResponse[]> {
+  return withRecordedWatch(connection, async (exchange) => {
+    const responses: EtcdWatchResponse[] = [];
+    const stream = exchange.response.body
+      .pipeThrough(new GrpcMessageDecoderStream({ encoding: grpcEncodingOf(exchange) }))
+      .pipeThrough(new EtcdWatchDecoderStream());
+    for await (const r of stream) responses.push(r);
+    return responses;
+  });
 }
 
 /**
