@@ -88,6 +88,41 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: "http2",
+    file: "bench/http2.bench.ts",
+    title: "6. HTTP/2 frames and DATA delivery vs a plain copy",
+    about: [
+      "A server-to-client HTTP/2 byte stream: SETTINGS, a HEADERS block of HPACK literals per stream, then ~32 MB of " +
+      "DATA frames with 16384-byte payloads (END_STREAM on the last), as 64 KiB reads; once all on stream 1, once " +
+      "with streams 1 and 3 interleaved frame by frame. Throughput counts wire bytes. Two separate comparisons, each " +
+      "against its own baseline (≥ 0.5x wanted):",
+      "**(a) cores, no streams**: an `Http2FrameDecoder.push(read, onFrame)` loop summing DATA payload lengths vs a " +
+      "bare loop of `dest.set(read, offset)`.",
+      "**(b) streams**: `ReadableStream` → `Http2ConnectionDecoderStream` → every message's `body` read to its end " +
+      "with `reader.read()` (concurrently when streams interleave), vs the same reads → an identity `TransformStream` " +
+      "that copies each read with `Uint8Array.prototype.set` and enqueues the copy → the same `reader.read()` loop.",
+    ],
+  },
+  {
+    name: "etcd",
+    file: "bench/etcd.bench.ts",
+    title: "7. etcd watch decoding vs node:http2",
+    about: [
+      "A recording built by the benchmark (deterministic): the server-to-client bytes of one etcd `Watch` call as " +
+      "grpc-go sends them (SETTINGS, SETTINGS ACK, response HEADERS of HPACK literals, ~20 MB of gRPC-framed " +
+      "`WatchResponse` messages of 1–128 events with ~1 KB values, each message in its own DATA frames of ≤ 16384 " +
+      "bytes, trailers with END_STREAM). No target: the ratios are reported.",
+      "Baseline: the runtime's `node:http2` client (`http2.connect`, nghttp2 in Node; Deno and Bun have their own " +
+      "implementations) against a loopback `node:net` server that waits for the client's request HEADERS and then " +
+      "writes the recorded bytes; the response's DATA is consumed with `data` events counting bytes only (no gRPC " +
+      "or protobuf parsing). The client announces a 2^31-1 stream window and raises its connection window, so no " +
+      "WINDOW_UPDATE round trips are needed.",
+      "Candidates: `Http2ConnectionDecoderStream` → `body` → `GrpcMessageDecoderStream` → `EtcdWatchDecoderStream`, " +
+      "events counted, fed (1) by a `node:net` socket to the same server (the recorded client bytes are sent first) " +
+      "and (2) from memory as 64 KiB reads. The breakdown rows stop after HTTP/2 and after gRPC framing.",
+    ],
+  },
+  {
     name: "alternatives",
     file: "bench/alternatives.bench.ts",
     optional: true,
