@@ -10,7 +10,20 @@ import { BodyFeed } from "../body_feed.ts";
 import { type FieldList, toHeaders } from "../field_line.ts";
 import { HpackDecoder } from "../hpack/hpack_decoder.ts";
 import { Http2FrameDecoder } from "./frame_decoder.ts";
-import { HTTP2_FRAME_HEADER_LENGTH, HTTP2_MAX_FRAME_SIZE_LIMIT, type Http2Frame } from "./frames.ts";
+import {
+  HTTP2_DEFAULT_MAX_FRAME_SIZE,
+  HTTP2_FRAME_HEADER_LENGTH,
+  HTTP2_MAX_FRAME_SIZE_LIMIT,
+  type Http2Frame,
+  type Http2Settings,
+} from "./frames.ts";
+
+/** SETTINGS_HEADER_TABLE_SIZE before any is acknowledged (RFC 9113 §6.5.2). */
+const INITIAL_HEADER_TABLE_SIZE = 4096;
+/** The first octet of the client connection preface ("P"), and its length. */
+const PREFACE_FIRST = 0x50;
+const PREFACE_LENGTH = 24;
+const SETTINGS_TYPE = 0x4;
 
 /** Options of {@linkcode Http2ConnectionDecoderStream}. */
 export interface Http2ConnectionDecoderOptions {
@@ -38,6 +51,22 @@ export interface Http2ConnectionDecoderOptions {
   maxHeaderBlockBytes?: number;
   /** Bytes a body may hold unread before the decoder waits for its reader (backpressure). Default 1 MiB. */
   bodyHighWaterMark?: number;
+  /**
+   * The SETTINGS announced by the receiver of this direction (seen in the other direction), in the order announced:
+   * `next()` resolves to the next one, or `undefined` when there are no more (the other direction ended, failed or
+   * started mid-connection). When given and both directions start with their SETTINGS, they are applied as the
+   * receiver applies them (RFC 9113 §6.5.3): the n-th takes effect after this direction's n-th SETTINGS ACK.
+   * SETTINGS_MAX_FRAME_SIZE then limits frames (still capped by `maxFrameSizeCeiling`), SETTINGS_HEADER_TABLE_SIZE
+   * bounds HPACK dynamic table size updates (capped by `maxHeaderTableSizeCeiling`, RFC 7541 §4.2) and
+   * SETTINGS_MAX_HEADER_LIST_SIZE may lower `maxHeaderListSize`. Used by {@linkcode decodeHttp2Exchanges}.
+   */
+  peerSettings?: { next(): Promise<Http2Settings | undefined> };
+  /**
+   * Told of each SETTINGS (not ACK) this direction carries, in order, as it is decoded; `close()` once no more will be
+   * told (the direction ended, failed or was cancelled, or does not start with SETTINGS). Used by
+   * {@linkcode decodeHttp2Exchanges} to feed the other direction's `peerSettings`.
+   */
+  settingsSink?: { settings(settings: Http2Settings): void; close(): void };
 }
 
 /** How a stream ended. */
@@ -166,7 +195,28 @@ interface OpenBlock {
 
 class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   readonly #frames: Http2FrameDecoder;
-  readonly #hpack: HpackDecoder;
+  #hpack: HpackDecoder;
+  readonly #tableCeiling: number;
+  readonly #maxHeaderListSize: number | undefined;
+  /** The receiver's SETTINGS (peer mode); `undefined` without them (the configurable ceilings apply, as before). */
+  #peer: { next(): Promise<Http2Settings | undefined> } | undefined;
+  #sink: { settings(settings: Http2Settings): void; close(): void } | undefined;
+  /** The receiver's first SETTINGS, applied at this direction's first SETTINGS ACK. */
+  #firstPeerSettings: Http2Settings | undefined;
+  /** SETTINGS ACKs seen so far (peer mode). */
+  #acks = 0;
+  /** The header list limit from an acknowledged SETTINGS_MAX_HEADER_LIST_SIZE (peer mode). */
+  #headerListLimit = Infinity;
+  // A scan of frame boundaries (peer mode), to hand the frame decoder input only up to the end of a frame after which
+  // limits may change (the first frame, SETTINGS): it checks frame lengths as it reads their headers.
+  /** Preface bytes still to skip; -1 while to be detected. */
+  #scanPreface: number;
+  readonly #scanHead = new Uint8Array(HTTP2_FRAME_HEADER_LENGTH);
+  #scanFill = 0;
+  /** Payload bytes of the current frame still to come; -1 while reading a header. */
+  #scanPayload = -1;
+  #scanCut = false;
+  #scanFrames = 0;
   readonly #bodyHighWaterMark: number;
   readonly #streams = new Map<number, StreamState>();
   /** Streams that have ended: later frames for them are ignored. */
@@ -184,14 +234,66 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
       maxContinuationFrames: options.maxContinuationFrames,
       maxHeaderBlockBytes: options.maxHeaderBlockBytes,
     });
-    this.#hpack = new HpackDecoder({
-      maxTableSize: options.maxHeaderTableSizeCeiling ?? 65536,
-      maxHeaderListSize: options.maxHeaderListSize,
-    });
+    this.#tableCeiling = options.maxHeaderTableSizeCeiling ?? 65536;
+    this.#maxHeaderListSize = options.maxHeaderListSize;
+    this.#hpack = new HpackDecoder({ maxTableSize: this.#tableCeiling, maxHeaderListSize: this.#maxHeaderListSize });
     this.#bodyHighWaterMark = options.bodyHighWaterMark ?? 1 << 20;
+    this.#peer = options.peerSettings;
+    this.#sink = options.settingsSink;
+    const preface = options.preface ?? "detect";
+    this.#scanPreface = preface === "none" ? 0 : preface === "expect" ? PREFACE_LENGTH : -1;
   }
 
   async push(chunk: Uint8Array, emit: (message: Http2Message) => void): Promise<void> {
+    if (this.#peer === undefined) return this.#pushPart(chunk, emit);
+    // Peer mode: frames after the first and after a SETTINGS frame are read only once it has been handled (and the
+    // receiver's SETTINGS it acknowledges applied).
+    let start = 0;
+    for (const cut of this.#cuts(chunk)) {
+      await this.#pushPart(chunk.subarray(start, cut), emit);
+      start = cut;
+    }
+    if (start < chunk.length) await this.#pushPart(chunk.subarray(start), emit);
+  }
+
+  /** The offsets in `chunk` just after the first frame and after each SETTINGS frame. */
+  #cuts(chunk: Uint8Array): number[] {
+    const cuts: number[] = [];
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      if (this.#scanPreface < 0) {
+        this.#scanPreface = chunk[i] === PREFACE_FIRST ? PREFACE_LENGTH : 0;
+      } else if (this.#scanPreface > 0) {
+        const take = Math.min(this.#scanPreface, n - i);
+        this.#scanPreface -= take;
+        i += take;
+      } else if (this.#scanPayload < 0) {
+        const take = Math.min(HTTP2_FRAME_HEADER_LENGTH - this.#scanFill, n - i);
+        this.#scanHead.set(chunk.subarray(i, i + take), this.#scanFill);
+        this.#scanFill += take;
+        i += take;
+        if (this.#scanFill === HTTP2_FRAME_HEADER_LENGTH) {
+          const h = this.#scanHead;
+          this.#scanFill = 0;
+          this.#scanPayload = (h[0] << 16) | (h[1] << 8) | h[2];
+          this.#scanCut = this.#scanFrames === 0 || h[3] === SETTINGS_TYPE;
+          this.#scanFrames++;
+        }
+      } else {
+        const take = Math.min(this.#scanPayload, n - i);
+        this.#scanPayload -= take;
+        i += take;
+      }
+      if (this.#scanPayload === 0) {
+        this.#scanPayload = -1;
+        if (this.#scanCut && i < n) cuts.push(i);
+      }
+    }
+    return cuts;
+  }
+
+  async #pushPart(chunk: Uint8Array, emit: (message: Http2Message) => void): Promise<void> {
     const frames: Http2Frame[] = [];
     let fault: unknown;
     try {
@@ -207,6 +309,7 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   }
 
   finish(): void {
+    this.#closeSink();
     this.#frames.finish();
     for (const state of [...this.#streams.values()]) {
       this.#end(state, { reason: "connection-end" }, undefined);
@@ -214,14 +317,39 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   }
 
   failed(reason: unknown): void {
+    this.#closeSink();
     for (const state of [...this.#streams.values()]) {
       this.#end(state, { reason: "connection-end", error: reason }, reason);
     }
   }
 
+  #closeSink(): void {
+    const sink = this.#sink;
+    this.#sink = undefined;
+    sink?.close();
+  }
+
   #frame(frame: Http2Frame, emit: (message: Http2Message) => void): Promise<void> | undefined {
-    if (this.#fromStart === undefined) this.#fromStart = frame.type === "SETTINGS" && !frame.ack;
+    if (this.#fromStart === undefined) {
+      this.#fromStart = frame.type === "SETTINGS" && !frame.ack;
+      if (!this.#fromStart) {
+        // Mid-connection: SETTINGS ACKs cannot be matched with what they acknowledge. The ceilings apply.
+        this.#closeSink();
+        this.#peer = undefined;
+      }
+    }
     switch (frame.type) {
+      case "SETTINGS": {
+        // SETTINGS here govern what the other direction sends (told to it through the sink); the other direction's
+        // SETTINGS govern this one from the ACK here on.
+        if (!frame.ack) {
+          this.#sink?.settings(frame.settings);
+          return this.#peer !== undefined && this.#acks === 0 && this.#firstPeerSettings === undefined
+            ? this.#startPeerMode()
+            : undefined;
+        }
+        return this.#peer === undefined ? undefined : this.#acknowledged();
+      }
       case "HEADERS":
       case "PUSH_PROMISE": {
         const padding = frame.padded ? 1 : 0;
@@ -277,10 +405,48 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
         return undefined;
       }
       default:
-        // SETTINGS here govern what the other direction sends; PRIORITY, PING, WINDOW_UPDATE and extension frames
-        // carry nothing of a message.
+        // PRIORITY, PING, WINDOW_UPDATE and extension frames carry nothing of a message.
         return undefined;
     }
+  }
+
+  /** At this direction's first frame (its SETTINGS): the limits before the first SETTINGS ACK. */
+  async #startPeerMode(): Promise<void> {
+    const first = await this.#peer!.next();
+    if (first === undefined) {
+      // The other direction holds no SETTINGS (empty, failed or mid-connection): the ceilings apply.
+      this.#peer = undefined;
+      return;
+    }
+    this.#firstPeerSettings = first;
+    // Before the first ACK the RFC initial values apply (RFC 9113 §6.5.3: 16384 and 4096). To be lenient with
+    // captures (a sender may already use what the receiver announced before the ACK arrives, and a capture's timing of
+    // the two directions is approximate), the larger of the initial and the first announced value is accepted until
+    // the first ACK. No header block has been decoded yet, so the HPACK decoder starts over with that table size.
+    this.#frames.setMaxFrameSize(Math.max(HTTP2_DEFAULT_MAX_FRAME_SIZE, first.maxFrameSize ?? 0));
+    this.#hpack = new HpackDecoder({
+      maxTableSize: Math.min(this.#tableCeiling, Math.max(INITIAL_HEADER_TABLE_SIZE, first.headerTableSize ?? 0)),
+      maxHeaderListSize: this.#maxHeaderListSize,
+    });
+  }
+
+  /** A SETTINGS ACK: the receiver's SETTINGS it acknowledges take effect for the frames after it. */
+  async #acknowledged(): Promise<void> {
+    const first = this.#acks === 0;
+    this.#acks++;
+    const settings = first ? this.#firstPeerSettings : await this.#peer!.next();
+    if (settings === undefined) return; // it acknowledges SETTINGS the capture does not hold: nothing changes
+    if (first) {
+      // From the lenient values to the acknowledged ones (a value not announced keeps its initial value).
+      this.#frames.setMaxFrameSize(settings.maxFrameSize ?? HTTP2_DEFAULT_MAX_FRAME_SIZE);
+      this.#hpack.setMaxTableSize(Math.min(this.#tableCeiling, settings.headerTableSize ?? INITIAL_HEADER_TABLE_SIZE));
+    } else {
+      if (settings.maxFrameSize !== undefined) this.#frames.setMaxFrameSize(settings.maxFrameSize);
+      if (settings.headerTableSize !== undefined) {
+        this.#hpack.setMaxTableSize(Math.min(this.#tableCeiling, settings.headerTableSize));
+      }
+    }
+    if (settings.maxHeaderListSize !== undefined) this.#headerListLimit = settings.maxHeaderListSize;
   }
 
   /** A field block is complete: decode it and open, continue (trailers) or skip its stream. */
@@ -302,6 +468,18 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
     let headerError: DecodeError | undefined;
     try {
       fields = this.#hpack.decode(bytes, 0);
+      if (this.#headerListLimit !== Infinity) {
+        // An acknowledged SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 §6.5.2 counting, as the HPACK decoder's limit).
+        let size = 0;
+        for (const [name, value] of fields) size += 32 + name.length + value.length;
+        if (size > this.#headerListLimit) {
+          throw new DecodeError(
+            "HEADER_TOO_LARGE",
+            0,
+            `header list of ${size} octets exceeds SETTINGS_MAX_HEADER_LIST_SIZE (${this.#headerListLimit})`,
+          );
+        }
+      }
     } catch (error) {
       if (!(error instanceof DecodeError)) throw error;
       const placed = new DecodeError(error.code, this.#inputOffset(block, error.offset), error.detail, {

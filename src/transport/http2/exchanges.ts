@@ -9,6 +9,7 @@ import {
   Http2ConnectionDecoderStream,
   type Http2Message,
 } from "./connection_decoder_stream.ts";
+import type { Http2Settings } from "./frames.ts";
 
 /** A request as its header block tells it. */
 export interface Http2Request {
@@ -33,7 +34,8 @@ export interface Http2Exchange {
 }
 
 /** Options of {@linkcode decodeHttp2Exchanges}. */
-export interface Http2ExchangeOptions extends Omit<Http2ConnectionDecoderOptions, "preface"> {
+export interface Http2ExchangeOptions
+  extends Omit<Http2ConnectionDecoderOptions, "preface" | "peerSettings" | "settingsSink"> {
   /** The client preface in the client-to-server bytes: `"expect"` it, or `"detect"` it (the default). */
   clientPreface?: "expect" | "detect";
   /**
@@ -48,6 +50,11 @@ export interface Http2ExchangeOptions extends Omit<Http2ConnectionDecoderOptions
  * client-to-server bytes to requests, paired by stream id. Each response is handed on once its request is known (or
  * the client bytes have ended without it). Request bodies are not kept. A fault in either direction fails the result
  * (after the exchanges before it).
+ *
+ * With both directions, each peer's SETTINGS apply to what the other sends from the SETTINGS ACK on (RFC 9113 §6.5.3):
+ * SETTINGS_MAX_FRAME_SIZE, SETTINGS_HEADER_TABLE_SIZE and SETTINGS_MAX_HEADER_LIST_SIZE, within the configurable
+ * ceilings (which alone apply with one direction, or when a direction starts mid-connection). Until the first ACK,
+ * the larger of the RFC initial value and the first announced one is accepted (lenient with captures).
  *
  * @example
  * ```ts
@@ -72,9 +79,18 @@ export function decodeHttp2Exchanges(
   clientToServer?: ReadableStream<Uint8Array>,
   options: Http2ExchangeOptions = {},
 ): ReadableStream<Http2Exchange> {
+  // peerSettings and settingsSink (set below, even to undefined) are wired here.
   const { clientPreface, serverPreface, ...limits } = options;
+  // Each direction's SETTINGS, for the other direction's decoder (which applies them at its SETTINGS ACKs).
+  const clientSettings = clientToServer === undefined ? undefined : new SettingsQueue();
+  const serverSettings = clientToServer === undefined ? undefined : new SettingsQueue();
   const responses = serverToClient.pipeThrough(
-    new Http2ConnectionDecoderStream({ ...limits, preface: serverPreface ?? "none" }),
+    new Http2ConnectionDecoderStream({
+      ...limits,
+      preface: serverPreface ?? "none",
+      peerSettings: clientSettings,
+      settingsSink: serverSettings,
+    }),
   )
     .getReader();
   const requests = new Map<number, Http2Request>();
@@ -84,7 +100,12 @@ export function decodeHttp2Exchanges(
 
   if (clientToServer !== undefined) {
     const messages = clientToServer.pipeThrough(
-      new Http2ConnectionDecoderStream({ ...limits, preface: clientPreface ?? "detect" }),
+      new Http2ConnectionDecoderStream({
+        ...limits,
+        preface: clientPreface ?? "detect",
+        peerSettings: serverSettings,
+        settingsSink: clientSettings,
+      }),
     );
     void (async () => {
       try {
@@ -142,4 +163,35 @@ export function decodeHttp2Exchanges(
       return responses.cancel(reason);
     },
   }, { highWaterMark: 0 });
+}
+
+/** One direction's SETTINGS in order: written by its decoder (the sink), read by the other direction's decoder. */
+class SettingsQueue {
+  readonly #items: Http2Settings[] = [];
+  #closed = false;
+  #wake: (() => void) | undefined;
+
+  settings(settings: Http2Settings): void {
+    this.#items.push(settings);
+    this.#notify();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#notify();
+  }
+
+  /** The next SETTINGS once its direction has decoded it; `undefined` when the direction holds no more. */
+  async next(): Promise<Http2Settings | undefined> {
+    while (this.#items.length === 0 && !this.#closed) {
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+    return this.#items.shift();
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
 }
