@@ -21,7 +21,7 @@ import {
   type WatchEvent,
 } from "../mod.ts";
 import { assertSplitInvariant, concat, drain, errorKey, streamOf, text, utf8 } from "./_util.ts";
-import { startRecordingProxy } from "./peers/recording_proxy.ts";
+import { recordH2c } from "./peers/h2_client.ts";
 import { delayAfter, ndjsonLines, watchEvents, type WatchResource } from "./peers/watch_events.ts";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -45,7 +45,7 @@ interface Recording {
  * Runs three concurrent watches over one h2c connection through a recording proxy: pods and configmaps stream their
  * events (paced, so their DATA frames interleave), the third gets one event and then RST_STREAM (INTERNAL_ERROR).
  */
-async function recordH2c(): Promise<Recording> {
+async function recordWatches(): Promise<Recording> {
   const server = http2.createServer();
   server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
     const path = String(headers[":path"]);
@@ -68,35 +68,11 @@ async function recordH2c(): Promise<Recording> {
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  const proxy = await startRecordingProxy(port);
-  let client: http2.ClientHttp2Session | undefined;
   try {
-    client = http2.connect(`http://127.0.0.1:${proxy.port}`);
-    client.on("error", () => {});
-    const fetchPath = (path: string) => {
-      const request = client!.request({ ":path": path, ":method": "GET" });
-      const parts: Uint8Array[] = [];
-      request.on("data", (chunk: Uint8Array) => parts.push(new Uint8Array(chunk)));
-      return new Promise<string>((resolve) => {
-        request.on("end", () => resolve(text(parts)));
-        request.on("close", () => resolve(text(parts)));
-        request.on("error", () => resolve(text(parts)));
-      });
-    };
     const paths = [PATHS.pods, PATHS.configmaps, RESET_PATH];
-    const bodies = await Promise.all(paths.map(fetchPath));
-    await new Promise<void>((resolve) => client!.close(() => resolve()));
-    await sleep(50); // let the proxy see the last bytes
-    const [connection] = proxy.connections();
-    return {
-      c2s: connection.clientToServer,
-      s2c: connection.serverToClient,
-      received: Object.fromEntries(paths.map((p, i) => [p, bodies[i]])),
-    };
+    const { c2s, s2c, results } = await recordH2c((server.address() as { port: number }).port, paths);
+    return { c2s, s2c, received: Object.fromEntries(results.map((r) => [r.path, r.body])) };
   } finally {
-    client?.destroy();
-    await proxy.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
@@ -109,7 +85,7 @@ function recorded(): Promise<Recording> {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("node:http2 exchange took longer than 15 s")), 15000);
     });
-    return await Promise.race([recordH2c(), deadline]).finally(() => clearTimeout(timer));
+    return await Promise.race([recordWatches(), deadline]).finally(() => clearTimeout(timer));
   })();
   return recording;
 }

@@ -10,8 +10,8 @@ import * as http2 from "node:http2";
 import { DecodeError, decodeHttp2Exchanges, Http2ConnectionDecoderStream, type Http2Exchange } from "../mod.ts";
 import { encodeHttp2Frame } from "../src/transport/http2/frame_encoder.ts";
 import type { Http2FrameInit } from "../src/transport/http2/frames.ts";
-import { concat, drain, streamOf, text } from "./_util.ts";
-import { startRecordingProxy } from "./peers/recording_proxy.ts";
+import { concat, drain, streamOf } from "./_util.ts";
+import { recordH2c } from "./peers/h2_client.ts";
 
 const PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 const MAX_FRAME_SIZE = 0x5;
@@ -270,30 +270,10 @@ async function record(): Promise<{ c2s: Uint8Array; s2c: Uint8Array; received: s
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  const proxy = await startRecordingProxy(port);
-  let client: http2.ClientHttp2Session | undefined;
   try {
-    client = http2.connect(`http://127.0.0.1:${proxy.port}`);
-    client.on("error", () => {});
-    const fetchPath = (path: string) => {
-      const request = client!.request({ ":path": path, ":method": "GET" });
-      const parts: Uint8Array[] = [];
-      request.on("data", (chunk: Uint8Array) => parts.push(new Uint8Array(chunk)));
-      return new Promise<string>((resolve) => {
-        request.on("end", () => resolve(text(parts)));
-        request.on("close", () => resolve(text(parts)));
-        request.on("error", () => resolve(text(parts)));
-      });
-    };
-    const received = await Promise.all(PATHS.map(fetchPath));
-    await new Promise<void>((resolve) => client!.close(() => resolve()));
-    await sleep(50); // let the proxy see the last bytes
-    const [connection] = proxy.connections();
-    return { c2s: connection.clientToServer, s2c: connection.serverToClient, received };
+    const { c2s, s2c, results } = await recordH2c((server.address() as { port: number }).port, PATHS);
+    return { c2s, s2c, received: results.map((r) => r.body) };
   } finally {
-    client?.destroy();
-    await proxy.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
