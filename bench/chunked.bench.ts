@@ -13,7 +13,7 @@
  */
 import { ChunkedDecoder } from "../src/transport/chunked_decoder.ts";
 import { ChunkedDecoderStream } from "../src/transport/chunked_decoder_stream.ts";
-import { chunkedEncode, makeDataset, splitReads, streamOf } from "./data.ts";
+import { chunkedEncode, copyingStream, drainBytes, makeDataset, splitReads, streamOf } from "./data.ts";
 import {
   type Case,
   type Check,
@@ -34,17 +34,6 @@ const PAYLOAD_BYTES = quick ? 2_000_000 : 8_000_000;
 const OPTIONS = quick ? { warmup: 1, rounds: 3, minSampleMs: 5 } : { warmup: 3, rounds: 15, minSampleMs: 40 };
 const payload = makeDataset("pod-1k", PAYLOAD_BYTES).ndjson;
 
-/** Sums the lengths of everything `stream` yields. */
-async function drainBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
-  const reader = stream.getReader();
-  let n = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return n;
-    n += value.length;
-  }
-}
-
 const sections: Section[] = [];
 const checks: Check[] = [];
 
@@ -59,15 +48,7 @@ for (const httpChunk of [1024, 16384]) {
       name: "a-copy",
       expect: wire.length,
       run: () => {
-        let at = 0;
-        const copy = new TransformStream<Uint8Array, Uint8Array>({
-          transform(read, controller) {
-            dest.set(read, at);
-            controller.enqueue(dest.subarray(at, at + read.length));
-            at += read.length;
-          },
-        });
-        return drainBytes(streamOf(reads).pipeThrough(copy));
+        return drainBytes(streamOf(reads).pipeThrough(copyingStream(dest)));
       },
     },
     {

@@ -619,3 +619,29 @@ function frame(line: Uint8Array): Uint8Array {
   out.set(CRLF, head.length + line.length);
   return out;
 }
+
+/** Sums the lengths of everything `stream` yields, reading it with `reader.read()`. */
+export async function drainBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
+  const reader = stream.getReader();
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return n;
+    n += value.length;
+  }
+}
+
+/**
+ * The streams baseline of the byte-level benchmarks: an identity `TransformStream` that copies each read into `dest`
+ * (`Uint8Array.prototype.set`, consecutive) and enqueues the copy.
+ */
+export function copyingStream(dest: Uint8Array): TransformStream<Uint8Array, Uint8Array> {
+  let at = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(read, controller) {
+      dest.set(read, at);
+      controller.enqueue(dest.subarray(at, at + read.length));
+      at += read.length;
+    },
+  });
+}

@@ -18,7 +18,7 @@ import { Http2ConnectionDecoderStream } from "../src/transport/http2/connection_
 import { Http2FrameDecoder } from "../src/transport/http2/frame_decoder.ts";
 import type { Http2Frame } from "../src/transport/http2/frames.ts";
 import { encodeHttp2Frame } from "../src/transport/http2/frame_encoder.ts";
-import { splitReads, streamOf } from "./data.ts";
+import { copyingStream, drainBytes, splitReads, streamOf } from "./data.ts";
 import {
   type Case,
   type Check,
@@ -68,17 +68,6 @@ function buildWire(streams: number[]): Uint8Array {
   return concat(parts);
 }
 
-/** Sums the lengths of everything `stream` yields. */
-async function drainBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
-  const reader = stream.getReader();
-  let n = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return n;
-    n += value.length;
-  }
-}
-
 const sections: Section[] = [];
 const checks: Check[] = [];
 
@@ -120,15 +109,7 @@ for (const streams of [[1], [1, 3]]) {
       name: "b-copy",
       expect: wire.length,
       run: () => {
-        let at = 0;
-        const copy = new TransformStream<Uint8Array, Uint8Array>({
-          transform(read, controller) {
-            dest.set(read, at);
-            controller.enqueue(dest.subarray(at, at + read.length));
-            at += read.length;
-          },
-        });
-        return drainBytes(streamOf(reads).pipeThrough(copy));
+        return drainBytes(streamOf(reads).pipeThrough(copyingStream(dest)));
       },
     },
     {
