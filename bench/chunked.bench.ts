@@ -24,6 +24,7 @@ import {
   median,
   pairedRatio,
   quick,
+  ratioCheck,
   runtimeInfo,
   type Section,
 } from "./harness.ts";
@@ -110,13 +111,9 @@ for (const httpChunk of [1024, 16384]) {
   });
   for (const [k, base, what] of [["a-chunked", "a-copy", "(a) streams"], ["b-chunked", "b-copy", "(b) cores"]]) {
     const r = pairedRatio(t, base, k);
-    checks.push({
-      id: `chunked/${httpChunk}/${k}`,
-      label: `${what}: chunked decode vs copy, ${label} HTTP chunks`,
-      ratio: r.median,
-      target: `≥ ${TARGET}x`,
-      met: r.median >= TARGET,
-    });
+    checks.push(
+      ratioCheck(`chunked/${httpChunk}/${k}`, `${what}: chunked decode vs copy, ${label} HTTP chunks`, r, TARGET),
+    );
   }
 }
 

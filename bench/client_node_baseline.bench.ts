@@ -22,6 +22,7 @@ import {
   median,
   pairedRatio,
   quick,
+  ratioCheck,
   runtimeInfo,
   type Section,
 } from "./harness.ts";
@@ -100,13 +101,14 @@ for (const name of DATASET_NAMES) {
   });
   for (const k of ["for-await", "reader"] as const) {
     const r = pairedRatio(t, "client-node", k);
-    checks.push({
-      id: `client-node/${name}/${k}`,
-      label: `watchwire ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs client-node, ${name}`,
-      ratio: r.median,
-      target: `≥ ${TARGET}x`,
-      met: r.median >= TARGET,
-    });
+    checks.push(
+      ratioCheck(
+        `client-node/${name}/${k}`,
+        `watchwire ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs client-node, ${name}`,
+        r,
+        TARGET,
+      ),
+    );
   }
 }
 

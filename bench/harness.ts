@@ -128,6 +128,11 @@ export interface Check {
   value?: string;
 }
 
+/** A "ratio ≥ target" check: the form every speed target of the issues takes. */
+export function ratioCheck(id: string, label: string, ratio: Ratio, target: number): Check {
+  return { id, label, ratio: ratio.median, target: `≥ ${target}x`, met: ratio.median >= target };
+}
+
 /** What every benchmark prints. */
 export interface BenchResult {
   benchmark: string;

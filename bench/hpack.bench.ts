@@ -30,6 +30,7 @@ import {
   median,
   pairedRatio,
   quick,
+  ratioCheck,
   runtimeInfo,
   type Section,
 } from "./harness.ts";
@@ -226,20 +227,8 @@ const sections: Section[] = [{
 const vsPublic = pairedRatio(t, "hpackjs", "watchwire");
 const vsCore = pairedRatio(t, "hpackjs-core", "watchwire");
 const checks: Check[] = [
-  {
-    id: "hpack/decode-vs-hpackjs",
-    label: "HPACK decode vs hpack.js",
-    ratio: vsPublic.median,
-    target: `≥ ${TARGET}x`,
-    met: vsPublic.median >= TARGET,
-  },
-  {
-    id: "hpack/decode-vs-hpackjs-core",
-    label: "HPACK decode vs hpack.js core (stream bypassed)",
-    ratio: vsCore.median,
-    target: `≥ ${TARGET}x`,
-    met: vsCore.median >= TARGET,
-  },
+  ratioCheck("hpack/decode-vs-hpackjs", "HPACK decode vs hpack.js", vsPublic, TARGET),
+  ratioCheck("hpack/decode-vs-hpackjs-core", "HPACK decode vs hpack.js core (stream bypassed)", vsCore, TARGET),
 ];
 
 emit({

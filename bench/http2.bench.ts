@@ -29,6 +29,7 @@ import {
   median,
   pairedRatio,
   quick,
+  ratioCheck,
   runtimeInfo,
   type Section,
 } from "./harness.ts";
@@ -155,13 +156,9 @@ for (const streams of [[1], [1, 3]]) {
   });
   for (const [k, base, what] of [["a-h2", "a-copy", "(a) cores"], ["b-h2", "b-copy", "(b) streams"]]) {
     const r = pairedRatio(t, base, k);
-    checks.push({
-      id: `http2/${key}/${k}`,
-      label: `${what}: HTTP/2 DATA delivery vs copy, 16 KB frames, ${label}`,
-      ratio: r.median,
-      target: `≥ ${TARGET}x`,
-      met: r.median >= TARGET,
-    });
+    checks.push(
+      ratioCheck(`http2/${key}/${k}`, `${what}: HTTP/2 DATA delivery vs copy, 16 KB frames, ${label}`, r, TARGET),
+    );
   }
 }
 

@@ -57,16 +57,7 @@ export function dataFrames(streamId: number, payload: Uint8Array, frameSize: num
   return frames;
 }
 
-/** The parts, one after the other, in one buffer. */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+export { concatBytes as concat } from "../src/bytes.ts";
 
 /** `n` deterministic pseudo-random bytes (an LCG: cheap, the same in every runtime). */
 export function filler(n: number, seed = 1): Uint8Array {

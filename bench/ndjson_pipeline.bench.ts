@@ -22,6 +22,7 @@ import {
   median,
   pairedRatio,
   quick,
+  ratioCheck,
   runtimeInfo,
   type Section,
 } from "./harness.ts";
@@ -192,13 +193,14 @@ for (const name of DATASET_NAMES) {
   });
   for (const k of ["for-await", "reader"] as const) {
     const r = pairedRatio(t, "baseline", k);
-    checks.push({
-      id: `ndjson/${name}/${k}`,
-      label: `NDJSON→WatchEvent ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs JSON.parse, ${name}`,
-      ratio: r.median,
-      target: `≥ ${TARGET}x`,
-      met: r.median >= TARGET,
-    });
+    checks.push(
+      ratioCheck(
+        `ndjson/${name}/${k}`,
+        `NDJSON→WatchEvent ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs JSON.parse, ${name}`,
+        r,
+        TARGET,
+      ),
+    );
   }
 }
 

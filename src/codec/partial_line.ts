@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../bytes.ts";
 
 /**
  * Holds a line that spans input chunks as views of those chunks, not copying them as they come, and joins them once,
@@ -32,13 +33,6 @@ export class PartialLine {
     const length = this.#length;
     this.#pieces = [];
     this.#length = 0;
-    if (pieces.length === 1) return pieces[0];
-    const line = new Uint8Array(length);
-    let at = 0;
-    for (const piece of pieces) {
-      line.set(piece, at);
-      at += piece.length;
-    }
-    return line;
+    return concatBytes(pieces, length);
   }
 }

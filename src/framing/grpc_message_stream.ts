@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter } from "./frame_splitter.ts";
@@ -166,12 +167,5 @@ async function gunzipMessage(data: Uint8Array, max: number, offset: number): Pro
     const message = cause instanceof Error ? cause.message : String(cause);
     throw new DecodeError("DECOMPRESSION_FAILED", offset, `gzip: ${message}`, { cause });
   }
-  if (pieces.length === 1) return pieces[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const piece of pieces) {
-    out.set(piece, at);
-    at += piece.length;
-  }
-  return out;
+  return concatBytes(pieces, total);
 }

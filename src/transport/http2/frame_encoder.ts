@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import {
   HTTP2_CLIENT_PREFACE,
   HTTP2_FRAME_HEADER_LENGTH,
@@ -205,11 +206,5 @@ export function encodeHttp2Frame(frame: Http2FrameInit): Uint8Array {
 export function encodeHttp2Frames(frames: Iterable<Http2FrameInit>, options: { preface?: boolean } = {}): Uint8Array {
   const parts = [...frames].map(encodeHttp2Frame);
   if (options.preface) parts.unshift(new TextEncoder().encode(HTTP2_CLIENT_PREFACE));
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
