@@ -43,3 +43,23 @@ export * from "./src/transport/http2/exchanges.ts";
 export * from "./src/codec/protobuf/reader.ts";
 export * from "./src/codec/etcd/watch_response.ts";
 export * from "./src/codec/etcd/etcd_watch_decoder_stream.ts";
+export type * from "./src/codec/kubernetes/registry.ts";
+export * from "./src/codec/kubernetes/decoders.ts";
+export * from "./src/codec/kubernetes/generated/index.ts";
+export {
+  hasKubernetesProtobufMagic,
+  type KubernetesEnvelope,
+  parseKubernetesEnvelope,
+  type StringReader,
+} from "./src/codec/kubernetes/envelope.ts";
+export * from "./src/codec/kubernetes/protobuf_object.ts";
+export {
+  decodeKubernetesProtobufObject,
+  type KubernetesProtobufMode,
+  type KubernetesProtobufOptions,
+} from "./src/codec/kubernetes/decode_object.ts";
+export * from "./src/codec/kubernetes/watch_event_frame.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
+export * from "./src/codec/msgpack/msgpack_event_encoder_stream.ts";
+export * from "./src/codec/msgpack/msgpack_event_decoder_stream.ts";

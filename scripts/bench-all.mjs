@@ -123,6 +123,32 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: "kubernetes_protobuf",
+    file: "bench/kubernetes_protobuf.bench.ts",
+    title: "8. Kubernetes protobuf watch vs the JSON watch of the same objects",
+    about: [
+      "The hand-written realistic objects of the refgen fixtures (fixtures/kubernetes/streams/v1.{Pod,ConfigMap,Node}, " +
+      "written by the Kubernetes serializers): each stream's ADDED event repeated into ~6 MB of JSON and the same " +
+      "number of protobuf frames, as 64 KiB reads. Baseline: `JsonWatchEventDecoderStream`. Candidates: " +
+      "`KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects; ≥ 1.0x events/s wanted) and the " +
+      'same in `mode: "metadata"` (≥ 5x of full wanted). The core rows time `JSON.parse` of each line against the ' +
+      "generated decoder of each object, without streams.",
+    ],
+  },
+  {
+    name: "msgpack",
+    file: "bench/msgpack.bench.ts",
+    title: "9. msgpack event streams vs JSON: size and speed",
+    about: [
+      "The same events (parsed once) through `MsgpackEventEncoderStream` → `MsgpackEventDecoderStream` and through the " +
+      'NDJSON pipeline (a `TransformStream` writing `JSON.stringify(event) + "\\n"` as UTF-8 → ' +
+      "`JsonWatchEventDecoderStream`): round trip, and each half alone (decoders read 64 KiB reads); then loops without " +
+      "streams: the msgpack cores vs `JSON.parse(JSON.stringify(event))`, and msgpackr alone (same options, lossy). No " +
+      "target: size ratios (also gzip'd) in each table's note, speed ratios (msgpack/JSON events/s, same rounds) in the " +
+      "last column.",
+    ],
+  },
+  {
     name: "alternatives",
     file: "bench/alternatives.bench.ts",
     optional: true,

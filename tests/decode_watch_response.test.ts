@@ -26,7 +26,7 @@ test("decodeWatchResponse: JSON by Content-Type, with or without stream=watch, o
 
 test("decodeWatchResponse: an unknown Content-Type fails with CONTENT_TYPE_UNSUPPORTED", async () => {
   const response = new Response("\x00\x00\x00\x05hello", {
-    headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" },
+    headers: { "content-type": "application/yaml" },
   });
   const { values, error } = await drain(decodeWatchResponse(response));
   assert.equal(values.length, 0);

@@ -12,7 +12,12 @@ import type { WatchEvent } from "../events.ts";
 import { type Http1Response, Http1ResponseDecoderStream } from "../transport/http1_response_decoder_stream.ts";
 import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
-import { decodeWatchResponse, type WatchBodyCodec } from "../watch/decode_watch_response.ts";
+import {
+  type DecodeWatchOptions,
+  decodeWatchResponse,
+  KUBERNETES_PROTOBUF_MEDIA_TYPE,
+  type WatchBodyCodec,
+} from "../watch/decode_watch_response.ts";
 import {
   etcdResponseNotes,
   etcdTableHeader,
@@ -26,6 +31,7 @@ import {
 } from "./etcd.ts";
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
+import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
 
 /** What the command needs from its runtime. */
 export interface CliHost {
@@ -49,11 +55,14 @@ FILE (or - for standard input) is either the raw server-to-client bytes of an HT
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
 preface; one watch per stream, in the order the streams started), or a bare watch body
-(newline-delimited JSON).
+(newline-delimited JSON, or a Kubernetes protobuf watch: detected by its first frame).
 
   -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a
                               terminal), or a table: type, kind, namespace/name, resourceVersion
-  --content-type TYPE         the media type of a bare body (default application/json)
+  --content-type TYPE         the media type of a bare body (and of an HTTP/2 stream whose headers are
+                              missing); default: application/vnd.kubernetes.protobuf;stream=watch when
+                              the body starts as one (a 4-byte length, then a watch event's type),
+                              else application/json
   --max-event-bytes N         largest event accepted (default 16777216)
   --request FILE              the client-to-server bytes of the same HTTP/2 connection: streams are
                               paired with their requests (table output shows ":method :path"), and a
@@ -63,6 +72,10 @@ preface; one watch per stream, in the order the streams started), or a bare watc
                               HTTP/2 capture (and a bare FILE) is an etcd Watch response stream
   -h, --help                  this text
   -V, --version               the version
+
+Kubernetes protobuf watches (Content-Type application/vnd.kubernetes.protobuf;stream=watch) print as
+the same JSON watch events the API server's JSON would give; objects of kinds the built-in decoders do
+not know print as {"kind","apiVersion","metadata"}.
 
 etcd watches: the gRPC messages (grpc-encoding identity or gzip) are decoded as etcdserverpb.
 WatchResponses (fragmented ones joined). ndjson output prints one line per event in the shape of
@@ -79,7 +92,8 @@ then one line on stderr naming the byte offset), 2 on a usage error or an unread
 interface Options {
   output: "ndjson" | "table";
   payload: Payload;
-  contentType: string;
+  /** `--content-type`; undefined: told from the body's first bytes. */
+  contentType: string | undefined;
   maxEventBytes: number | undefined;
   request: string | undefined;
   files: string[];
@@ -95,7 +109,7 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
   const options: Options = {
     output: host.stdoutIsTerminal ? "table" : "ndjson",
     payload: "kubernetes",
-    contentType: "application/json",
+    contentType: undefined,
     maxEventBytes: undefined,
     request: undefined,
     files: [],
@@ -253,13 +267,6 @@ class OutputBuffer {
   }
 }
 
-/** What the CLI's JSON codec yields for a response that is a list, not a watch. */
-interface ListNote {
-  type: "LIST";
-  kind: string;
-  count: number;
-}
-
 function isList(value: unknown): value is { kind?: string; items: unknown[] } {
   return typeof value === "object" && value !== null && Array.isArray((value as { items?: unknown }).items) &&
     !("type" in value);
@@ -275,6 +282,25 @@ function cliJsonCodec(options: Options): WatchBodyCodec {
   return (body) => body.pipeThrough(new NdjsonDecoderStream(lines)) as ReadableStream<WatchEvent<unknown>>;
 }
 
+/** The decoding options of every watch body: JSON and protobuf codecs that note Lists rather than fail on them. */
+function cliDecodeOptions(options: Options): DecodeWatchOptions {
+  const json = cliJsonCodec(options);
+  return {
+    maxEventBytes: options.maxEventBytes,
+    codecs: {
+      "application/json": json,
+      "": json,
+      [KUBERNETES_PROTOBUF_MEDIA_TYPE]: cliProtobufCodec(options.maxEventBytes),
+    },
+  };
+}
+
+/** The media type of a body without headers: `--content-type`, else protobuf if it starts as a protobuf watch. */
+function bareContentType(options: Options, head: Uint8Array): string {
+  if (options.contentType !== undefined) return options.contentType;
+  return isProtobufWatch(head) ? `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch` : "application/json";
+}
+
 async function decodeFile(
   file: string,
   input: ReadableStream<Uint8Array>,
@@ -282,12 +308,11 @@ async function decodeFile(
   out: OutputBuffer,
   request: ReadableStream<Uint8Array> | undefined,
 ): Promise<number> {
-  const { head, stream } = await peek(input, 24);
+  const { head, stream } = await peek(input, Math.max(24, PROTOBUF_WATCH_HEAD_BYTES));
   let start = 0;
   while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;
   const isHttp = new TextDecoder().decode(head.subarray(start, start + 7)) === "HTTP/1.";
-  const codec = cliJsonCodec(options);
-  const decodeOptions = { maxEventBytes: options.maxEventBytes, codecs: { "application/json": codec, "": codec } };
+  const decodeOptions = cliDecodeOptions(options);
   const print = options.output === "table" ? formatTableRow : formatNdjson;
 
   const emit = async (events: ReadableStream<WatchEvent<unknown>>, label: string) => {
@@ -320,7 +345,7 @@ async function decodeFile(
   }
 
   if (!isHttp) {
-    const response = new Response(stream, { headers: { "content-type": options.contentType } });
+    const response = new Response(stream, { headers: { "content-type": bareContentType(options, head) } });
     try {
       await emit(decodeWatchResponse(response, decodeOptions), "");
       return 0;
@@ -438,7 +463,7 @@ async function decodeHttp2File(
   request: ReadableStream<Uint8Array> | undefined,
   options: Options,
   out: OutputBuffer,
-  decodeOptions: { maxEventBytes: number | undefined; codecs: Record<string, WatchBodyCodec> },
+  decodeOptions: DecodeWatchOptions,
   print: Print,
 ): Promise<number> {
   const sections: Section[] = [];
@@ -466,8 +491,10 @@ async function decodeHttp2File(
         const why = response.headersMissing
           ? "were not captured"
           : `could not be decoded (${response.headerError?.detail})`;
-        section.notes.push(`stream ${streamId}: its headers ${why}; the body is read as ${options.contentType}`);
-        source = new Response(response.body, { headers: { "content-type": options.contentType } });
+        const { head, stream } = await peek(response.body, PROTOBUF_WATCH_HEAD_BYTES);
+        const type = bareContentType(options, head);
+        section.notes.push(`stream ${streamId}: its headers ${why}; the body is read as ${type}`);
+        source = new Response(stream, { headers: { "content-type": type } });
       } else {
         source = response.toResponse();
       }

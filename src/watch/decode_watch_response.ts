@@ -4,8 +4,12 @@
  * @module
  */
 import { JsonWatchEventDecoderStream } from "../codec/json_watch_event_decoder_stream.ts";
+import { decodeKubernetesProtobufObject, type KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
+import { KubernetesProtobufWatchDecoderStream } from "../codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "../codec/ndjson_decoder_stream.ts";
+import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
 import type { ErrorWatchEvent, KubernetesObject, Status, WatchEvent } from "../events.ts";
 
@@ -18,6 +22,12 @@ export interface DecodeWatchOptions {
    * format plugs in without touching the rest of the pipeline.
    */
   codecs?: Record<string, WatchBodyCodec>;
+  /**
+   * Options of the Kubernetes protobuf pipeline: `decoders` (default: every built-in kind) and `mode` (`"full"`, the
+   * default, or `"metadata"`: see `KubernetesProtobufWatchDecoderStream`). Also used for a protobuf `Status` body of
+   * a non-2xx response.
+   */
+  protobuf?: KubernetesProtobufOptions;
 }
 
 /** Turns a watch response body into events; `mediaType` is the response's parsed Content-Type. */
@@ -30,19 +40,47 @@ export type WatchBodyCodec = (
 const jsonCodec: WatchBodyCodec = (body, _mediaType, options) =>
   body.pipeThrough(new JsonWatchEventDecoderStream<unknown>({ maxLineBytes: options.maxEventBytes }));
 
-/** The codecs watchwire has built in, by media type essence. An absent Content-Type is read as JSON. */
+const protobufCodec: WatchBodyCodec = (body, _mediaType, options) =>
+  body.pipeThrough(
+    new KubernetesProtobufWatchDecoderStream<unknown>({
+      decoders: options.protobuf?.decoders,
+      mode: options.protobuf?.mode,
+      maxEventBytes: options.maxEventBytes,
+    }),
+  );
+
+/**
+ * The media type of Kubernetes' protobuf serialization; a watch is `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch`.
+ *
+ * @example
+ * ```ts
+ * import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "watchwire";
+ *
+ * // Protobuf for built-in kinds; the API server answers in JSON for custom resources, which have no protobuf.
+ * const headers = { accept: `${KUBERNETES_PROTOBUF_MEDIA_TYPE}, application/json` };
+ * console.log(headers.accept); // application/vnd.kubernetes.protobuf, application/json
+ * ```
+ */
+export const KUBERNETES_PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
+
+/**
+ * The codecs watchwire has built in, by media type essence: JSON (an absent Content-Type is read as JSON) and
+ * Kubernetes protobuf watches.
+ */
 export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = {
   "application/json": jsonCodec,
   "": jsonCodec,
+  [KUBERNETES_PROTOBUF_MEDIA_TYPE]: protobufCodec,
 };
 
 /**
- * Decodes the body of a watch response into typed events, choosing the pipeline from its `Content-Type`
- * (`application/json`, with or without `;stream=watch`; more formats through `options.codecs`). A response that is
- * not 2xx becomes a single `ERROR` event carrying its `Status` (as the API server sends it, or one made from the HTTP
- * status when the body is not a Status), so a watcher handles a 410 the same way whether it came as an event or as
- * the HTTP status. A Content-Type no codec handles makes the stream fail with a `CONTENT_TYPE_UNSUPPORTED`
- * {@linkcode DecodeError}.
+ * Decodes the body of a watch response into typed events, choosing the pipeline from its `Content-Type`:
+ * `application/json` (with or without `;stream=watch`), `application/vnd.kubernetes.protobuf;stream=watch`
+ * (`KubernetesProtobufWatchDecoderStream`, with `options.protobuf`), more formats through `options.codecs`. A
+ * response that is not 2xx becomes a single `ERROR` event carrying its `Status` (as the API server sends it, in JSON
+ * or protobuf, or one made from the HTTP status when the body is not a Status), so a watcher handles a 410 the same
+ * way whether it came as an event or as the HTTP status. A Content-Type no codec handles makes the stream fail with a
+ * `CONTENT_TYPE_UNSUPPORTED` {@linkcode DecodeError}.
  *
  * @example
  * ```ts
@@ -64,7 +102,7 @@ export function decodeWatchResponse<T = KubernetesObject>(
 ): ReadableStream<WatchEvent<T>> {
   const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   if (response.status < 200 || response.status > 299) {
-    return errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_LINE_BYTES);
+    return errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_LINE_BYTES, options.protobuf);
   }
   const mediaType = parseMediaType(response.headers.get("content-type"));
   const codec = options.codecs?.[mediaType.essence] ?? BUILTIN_WATCH_CODECS[mediaType.essence];
@@ -107,16 +145,29 @@ function errorStatusEvent<T>(
   response: Response,
   body: ReadableStream<Uint8Array>,
   limit: number,
+  protobuf: KubernetesProtobufOptions | undefined,
 ): ReadableStream<WatchEvent<T>> {
   return new ReadableStream<WatchEvent<T>>({
     async start(controller) {
-      const text = await readText(body, limit);
+      const bytes = await readBytes(body, limit);
       let status: Status | undefined;
-      try {
-        const parsed = JSON.parse(text);
-        if (parsed !== null && typeof parsed === "object" && parsed.kind === "Status") status = parsed;
-      } catch {
-        // Not JSON: described from the HTTP status below.
+      let text = "";
+      if (hasKubernetesProtobufMagic(bytes)) {
+        // A protobuf Status (the API server answers in the type the client accepts), whatever the Content-Type says.
+        try {
+          const object = decodeKubernetesProtobufObject(bytes, { decoders: protobuf?.decoders });
+          if (object.kind === "Status") status = object as Status;
+        } catch {
+          // Not a whole object: described from the HTTP status below (its bytes are no message for a person).
+        }
+      } else {
+        text = new TextDecoder().decode(bytes);
+        try {
+          const parsed = JSON.parse(text);
+          if (parsed !== null && typeof parsed === "object" && parsed.kind === "Status") status = parsed;
+        } catch {
+          // Not JSON: described from the HTTP status below.
+        }
       }
       status ??= {
         kind: "Status",
@@ -134,22 +185,23 @@ function errorStatusEvent<T>(
   });
 }
 
-/** Up to `limit` bytes of `body` as text; the rest is cancelled. */
-async function readText(body: ReadableStream<Uint8Array>, limit: number): Promise<string> {
+/** The first `limit` bytes of `body` (or all of it, if shorter); the rest is cancelled. */
+async function readBytes(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
+  const parts: Uint8Array[] = [];
   let size = 0;
   // A body that fails (e.g. a truncated capture) fails the stream: a half Status is not passed off as a whole one.
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    size += value.length;
-    text += decoder.decode(value, { stream: true });
-    if (size >= limit) {
+    if (size + value.length >= limit) {
+      parts.push(value.subarray(0, limit - size));
+      size = limit;
       await reader.cancel();
       break;
     }
+    parts.push(value);
+    size += value.length;
   }
-  return text + decoder.decode();
+  return parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, size);
 }

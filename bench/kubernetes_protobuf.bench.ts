@@ -1,0 +1,222 @@
+/**
+ * Benchmark 8: Kubernetes protobuf watch decoding against the JSON watch of the same objects.
+ *
+ * Inputs (the same objects in both formats): the hand-written realistic objects of the refgen fixtures
+ * (fixtures/kubernetes/streams/v1.{Pod,ConfigMap,Node}.{pb,json}, written by the Kubernetes serializers): each
+ * stream's first event (ADDED), repeated into a body of ~6 MB of JSON, and the same number of protobuf frames; both
+ * delivered as 64 KiB reads of a pull-based `ReadableStream`.
+ *
+ * Cases:
+ * - `json` (baseline): `JsonWatchEventDecoderStream` (the foundation pipeline), events counted.
+ * - `pb`: `KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects), events counted.
+ * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
+ * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object.
+ *
+ * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
+ *
+ * Run: `node --expose-gc --import tsx bench/kubernetes_protobuf.bench.ts [--quick]` (or `deno run -A`, `bun`).
+ */
+import { readFileSync } from "node:fs";
+import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
+import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
+import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
+import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
+import { splitReads, streamOf } from "./data.ts";
+import {
+  type Case,
+  type Check,
+  emit,
+  fmt,
+  log,
+  measure,
+  median,
+  pairedRatio,
+  quick,
+  ratioCheck,
+  runtimeInfo,
+  type Section,
+} from "./harness.ts";
+
+const started = performance.now();
+const KINDS = process.env.ONLY ? [{ name: "Pod", file: "v1.Pod" }] : [
+  { name: "Pod", file: "v1.Pod" },
+  { name: "ConfigMap (~31 KB of data)", file: "v1.ConfigMap" },
+  { name: "Node", file: "v1.Node" },
+];
+const JSON_BYTES = quick ? 1_000_000 : 6_000_000;
+const OPTIONS = quick ? { warmup: 1, rounds: 3, minSampleMs: 5 } : { warmup: 3, rounds: 15, minSampleMs: 40 };
+
+const dir = new URL("../fixtures/kubernetes/streams/", import.meta.url);
+
+/** The first frame of a protobuf watch stream (with its 4-byte prefix) and the first line of its JSON stream. */
+function firstEvent(file: string): { frame: Uint8Array; line: Uint8Array } {
+  const pb = new Uint8Array(readFileSync(new URL(`${file}.pb`, dir)));
+  const json = new Uint8Array(readFileSync(new URL(`${file}.json`, dir)));
+  const length = new DataView(pb.buffer, pb.byteOffset).getUint32(0);
+  return { frame: pb.slice(0, 4 + length), line: json.slice(0, json.indexOf(10) + 1) };
+}
+
+function repeat(unit: Uint8Array, times: number): Uint8Array {
+  const out = new Uint8Array(unit.length * times);
+  for (let i = 0; i < times; i++) out.set(unit, i * unit.length);
+  return out;
+}
+
+async function count(stream: ReadableStream<unknown>): Promise<number> {
+  let n = 0;
+  for await (const _ of stream) n++;
+  return n;
+}
+
+/** The object's bytes inside a frame: WatchEvent.object (2) -> RawExtension.raw (1) -> k8s\0 -> Unknown.raw (2). */
+function objectBytes(frame: Uint8Array): { apiVersion: string; kind: string; bytes: Uint8Array } {
+  const field = (r: ProtobufReader, n: number): Uint8Array => {
+    while (!r.done) {
+      const tag = r.tag();
+      if (tag === ((n << 3) | 2)) return r.bytes();
+      r.skip(tag);
+    }
+    throw new Error(`no field ${n}`);
+  };
+  const ext = field(new ProtobufReader(frame, 0, 4), 2);
+  const unknown = field(new ProtobufReader(ext), 1).subarray(4);
+  const typeMeta = new ProtobufReader(field(new ProtobufReader(unknown), 1));
+  let apiVersion = "";
+  let kind = "";
+  while (!typeMeta.done) {
+    const tag = typeMeta.tag();
+    if (tag === 10) apiVersion = typeMeta.string();
+    else if (tag === 18) kind = typeMeta.string();
+    else typeMeta.skip(tag);
+  }
+  return { apiVersion, kind, bytes: field(new ProtobufReader(unknown), 2) };
+}
+
+const sections: Section[] = [];
+const checks: Check[] = [];
+
+for (const k of KINDS) {
+  const { frame, line } = firstEvent(k.file);
+  const events = Math.max(1, Math.round(JSON_BYTES / line.length));
+  const jsonBody = repeat(line, events);
+  const pbBody = repeat(frame, events);
+  const jsonReads = splitReads(jsonBody);
+  const pbReads = splitReads(pbBody);
+  const object = objectBytes(frame);
+  const decode = builtinDecoders.decoder(object.apiVersion, object.kind)!;
+  const lineText = new TextDecoder().decode(line);
+  const lines = Array.from({ length: 256 }, () => lineText.slice(0, -1));
+  log(`${k.name}: ${events} events; JSON ${line.length} B/event, protobuf ${frame.length} B/event`);
+  const cases: Case[] = [
+    {
+      name: "json",
+      expect: events,
+      run: () => count(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream())),
+    },
+    {
+      name: "pb",
+      expect: events,
+      run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
+    },
+    {
+      name: "pb-meta",
+      expect: events,
+      run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
+    },
+    {
+      name: "core-json",
+      expect: lines.length,
+      run: () => {
+        let n = 0;
+        for (const l of lines) if (JSON.parse(l).object !== undefined) n++;
+        return n;
+      },
+    },
+    {
+      name: "core-pb",
+      expect: lines.length,
+      run: () => {
+        let n = 0;
+        for (let i = 0; i < lines.length; i++) {
+          const o = decode(
+            object.bytes,
+            0,
+            object.bytes.length,
+            { kind: object.kind, apiVersion: object.apiVersion },
+            0,
+          );
+          if (o.metadata !== undefined) n++;
+        }
+        return n;
+      },
+    },
+  ];
+  const t = await measure(cases, OPTIONS);
+  const ms = (c: string) => median(t[c]);
+  const vsJson = pairedRatio(t, "json", "pb");
+  const metaVsPb = pairedRatio(t, "pb", "pb-meta");
+  const cores = pairedRatio(t, "core-json", "core-pb");
+  sections.push({
+    title: `${k.name}: ${events} events; ${line.length} B of JSON, ${frame.length} B of protobuf per event`,
+    columns: ["case", "MB/s (of its own input)", "events/s", "µs/event", "ratio (IQR)", "target", "met"],
+    rows: [
+      [
+        "baseline: JSON watch, `JsonWatchEventDecoderStream`",
+        fmt.mbps(jsonBody.length, ms("json")),
+        fmt.rate(events, ms("json")),
+        fmt.us(ms("json"), events),
+        "1.00x",
+        "",
+        "",
+      ],
+      [
+        "protobuf watch, `KubernetesProtobufWatchDecoderStream` (full)",
+        fmt.mbps(pbBody.length, ms("pb")),
+        fmt.rate(events, ms("pb")),
+        fmt.us(ms("pb"), events),
+        `${fmt.ratio(vsJson)} vs JSON`,
+        "≥ 1.0x",
+        vsJson.median >= 1 ? "yes" : "**no**",
+      ],
+      [
+        'protobuf watch, `mode: "metadata"`',
+        fmt.mbps(pbBody.length, ms("pb-meta")),
+        fmt.rate(events, ms("pb-meta")),
+        fmt.us(ms("pb-meta"), events),
+        `${fmt.ratio(metaVsPb)} vs full`,
+        "≥ 5x",
+        metaVsPb.median >= 5 ? "yes" : "**no**",
+      ],
+      [
+        "core, no streams: `JSON.parse` of each line",
+        "",
+        fmt.rate(lines.length, ms("core-json")),
+        fmt.us(ms("core-json"), lines.length),
+        "1.00x",
+        "",
+        "",
+      ],
+      [
+        "core, no streams: generated decoder of the object",
+        "",
+        fmt.rate(lines.length, ms("core-pb")),
+        fmt.us(ms("core-pb"), lines.length),
+        `${fmt.ratio(cores)} vs JSON.parse`,
+        "",
+        "",
+      ],
+    ],
+  });
+  checks.push(ratioCheck(`k8s-protobuf/${k.file}/full-vs-json`, `protobuf vs JSON watch, ${k.name}`, vsJson, 1));
+  checks.push(ratioCheck(`k8s-protobuf/${k.file}/metadata-vs-full`, `metadata mode vs full, ${k.name}`, metaVsPb, 5));
+}
+
+emit({
+  benchmark: "kubernetes_protobuf",
+  runtime: runtimeInfo(),
+  quick,
+  seconds: (performance.now() - started) / 1e3,
+  params: { jsonBytesPerKind: JSON_BYTES, readSize: 65536, ...OPTIONS },
+  sections,
+  checks,
+});

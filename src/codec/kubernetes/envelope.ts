@@ -1,0 +1,222 @@
+/**
+ * The envelope of Kubernetes' protobuf serialization: the `k8s\0` magic, then a `runtime.Unknown` message naming the
+ * object's `apiVersion` and `kind` and carrying the object's own protobuf message (`raw`).
+ *
+ * @module
+ */
+import { DecodeError } from "../../errors.ts";
+import { ProtobufReader } from "../protobuf/reader.ts";
+
+/** Wire types of the schema's fields (`LEN` for strings, bytes and messages). */
+const LEN = 2;
+
+/**
+ * Whether `bytes[start..]` begins with `k8s\0`, the magic every Kubernetes protobuf serialization of an object starts
+ * with (an object in a watch event, a response body, a value the API server stores in etcd).
+ *
+ * @example
+ * ```ts
+ * import { hasKubernetesProtobufMagic } from "watchwire";
+ *
+ * console.log(hasKubernetesProtobufMagic(new TextEncoder().encode("k8s\0\x0a\x00"))); // true
+ * console.log(hasKubernetesProtobufMagic(new TextEncoder().encode('{"kind":"Pod"}'))); // false
+ * ```
+ */
+export function hasKubernetesProtobufMagic(bytes: Uint8Array, start = 0): boolean {
+  return magicAt(bytes, start, bytes.length);
+}
+
+function magicAt(bytes: Uint8Array, start: number, end: number): boolean {
+  return end - start >= 4 && bytes[start] === 0x6b && bytes[start + 1] === 0x38 && bytes[start + 2] === 0x73 &&
+    bytes[start + 3] === 0;
+}
+
+/** A parsed `k8s\0` + `runtime.Unknown` envelope (see {@linkcode parseKubernetesEnvelope}). */
+export interface KubernetesEnvelope {
+  /** `typeMeta.apiVersion` (never empty). */
+  apiVersion: string;
+  /** `typeMeta.kind` (never empty). */
+  kind: string;
+  /** The object's own message (`raw`) is `bytes[rawStart..rawEnd)` of the bytes parsed. */
+  rawStart: number;
+  /** See `rawStart`. */
+  rawEnd: number;
+  /** `contentType`: empty or `application/vnd.kubernetes.protobuf` for protobuf; `application/json` for JSON. */
+  contentType: string;
+  /** Offset (`baseOffset` + position) of the `contentType` field, for errors about it; -1 when absent. */
+  contentTypeOffset: number;
+}
+
+/** Turns string bytes into a string; {@linkcode StringCache} reuses the strings of repeated values. */
+export type StringReader = (bytes: Uint8Array, start: number, end: number) => string;
+
+// Go's generated code takes strings as they come and encoding/json writes invalid UTF-8 as U+FFFD: no fatal decoding.
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** Decodes UTF-8 as Go's `encoding/json` prints a Go string that holds it: invalid sequences become U+FFFD. */
+export const readString: StringReader = (bytes, start, end) =>
+  start === end ? "" : lenient.decode(bytes.subarray(start, end));
+
+/**
+ * A few recently seen strings, by their bytes: a watch repeats the same `apiVersion` and `kind` in every event, and
+ * comparing a dozen bytes costs less than decoding them (and keeps one string instance for all events).
+ */
+export class StringCache {
+  readonly #bytes: Uint8Array[] = [];
+  readonly #strings: string[] = [];
+  #next = 0;
+
+  constructor(readonly size = 8) {}
+
+  /** The string of `bytes[start..end)`. */
+  readonly read: StringReader = (bytes, start, end) => {
+    const n = end - start;
+    const cached = this.#bytes;
+    search: for (let k = 0; k < cached.length; k++) {
+      const c = cached[k];
+      if (c.length !== n) continue;
+      for (let i = 0; i < n; i++) if (c[i] !== bytes[start + i]) continue search;
+      return this.#strings[k];
+    }
+    const s = readString(bytes, start, end);
+    if (n <= 64) {
+      const k = this.#next;
+      this.#next = (k + 1) % this.size;
+      cached[k] = bytes.slice(start, end);
+      this.#strings[k] = s;
+    }
+    return s;
+  };
+}
+
+function wrongWireType(r: ProtobufReader, at: number, tag: number, message: string, field: string): DecodeError {
+  return r.error(at, `wrong wire type ${tag & 7} for ${message}.${field} (field ${tag >>> 3})`);
+}
+
+/**
+ * Parses the envelope of one Kubernetes protobuf object in `bytes[start..end)`: the `k8s\0` magic, then a
+ * `runtime.Unknown` (`typeMeta` = 1 {`apiVersion` = 1, `kind` = 2}, `raw` = 2, `contentEncoding` = 3,
+ * `contentType` = 4). As Go's generated code: unknown fields are skipped, a later occurrence of a field replaces an
+ * earlier one (`typeMeta` merges), a known field with the wrong wire type is an error. Errors are
+ * {@linkcode DecodeError} `MESSAGE_INVALID` at `baseOffset` + their position in `bytes`: bad magic, bad varints,
+ * truncation, and a missing `kind` or `apiVersion` (Go's decoder refuses those too). A non-empty `contentEncoding` is
+ * `ENCODING_UNSUPPORTED`: Kubernetes defines no encoding of `raw` and the API server never sets one (Go ignores the
+ * field, so it would misread an encoded `raw`). Does not look at `raw`.
+ *
+ * @example
+ * ```ts
+ * import { parseKubernetesEnvelope } from "watchwire";
+ *
+ * // k8s\0, typeMeta {apiVersion "v1", kind "Pod"}, raw [0x0a, 0x00]
+ * const bytes = Uint8Array.of(0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 2, 0x0a, 0);
+ * const envelope = parseKubernetesEnvelope(bytes);
+ * console.log(envelope.apiVersion, envelope.kind, bytes.subarray(envelope.rawStart, envelope.rawEnd)); // v1 Pod Uint8Array(2) [ 10, 0 ]
+ * ```
+ */
+export function parseKubernetesEnvelope(
+  bytes: Uint8Array,
+  baseOffset = 0,
+  start = 0,
+  end: number = bytes.length,
+  strings: StringReader = readString,
+): KubernetesEnvelope {
+  if (!magicAt(bytes, start, end)) {
+    throw new DecodeError(
+      "MESSAGE_INVALID",
+      baseOffset + start,
+      end - start === 0
+        ? "kubernetes protobuf: empty object (no k8s\\0 envelope)"
+        : "kubernetes protobuf: object does not start with the k8s\\0 magic",
+    );
+  }
+  const r = new ProtobufReader(bytes, baseOffset, start + 4, end);
+  let apiVersion = "";
+  let kind = "";
+  let rawStart = r.pos;
+  let rawEnd = r.pos;
+  let contentEncoding = "";
+  let contentType = "";
+  let contentEncodingAt = -1;
+  let contentTypeAt = -1;
+  while (!r.done) {
+    const at = r.pos;
+    const tag = r.tag();
+    const field = tag >>> 3;
+    if (field > 4) {
+      r.skip(tag);
+      continue;
+    }
+    if ((tag & 7) !== LEN) {
+      throw wrongWireType(
+        r,
+        at,
+        tag,
+        "runtime.Unknown",
+        ["typeMeta", "raw", "contentEncoding", "contentType"][field - 1],
+      );
+    }
+    const value = r.bytes();
+    const vs = r.pos - value.length;
+    switch (field) {
+      case 1: {
+        // typeMeta: an embedded message; a second occurrence merges into the first, as Go's Unmarshal does.
+        const t = new ProtobufReader(bytes, baseOffset, vs, r.pos);
+        while (!t.done) {
+          const tat = t.pos;
+          const ttag = t.tag();
+          const tfield = ttag >>> 3;
+          if (tfield !== 1 && tfield !== 2) {
+            t.skip(ttag);
+            continue;
+          }
+          if ((ttag & 7) !== LEN) {
+            throw wrongWireType(t, tat, ttag, "runtime.TypeMeta", tfield === 1 ? "apiVersion" : "kind");
+          }
+          const s = t.bytes();
+          const text = strings(bytes, t.pos - s.length, t.pos);
+          if (tfield === 1) apiVersion = text;
+          else kind = text;
+        }
+        break;
+      }
+      case 2:
+        rawStart = vs;
+        rawEnd = r.pos;
+        break;
+      case 3:
+        contentEncoding = strings(bytes, vs, r.pos);
+        contentEncodingAt = at;
+        break;
+      case 4:
+        contentType = strings(bytes, vs, r.pos);
+        contentTypeAt = at;
+        break;
+    }
+  }
+  if (kind === "") {
+    throw new DecodeError("MESSAGE_INVALID", baseOffset + start + 4, "kubernetes protobuf: the object has no kind");
+  }
+  if (apiVersion === "") {
+    throw new DecodeError(
+      "MESSAGE_INVALID",
+      baseOffset + start + 4,
+      `kubernetes protobuf: the ${kind} has no apiVersion`,
+    );
+  }
+  if (contentEncoding !== "") {
+    // Kubernetes defines no encoding of raw; Go ignores the field and would misread an encoded raw as protobuf.
+    throw new DecodeError(
+      "ENCODING_UNSUPPORTED",
+      baseOffset + contentEncodingAt,
+      `kubernetes protobuf: the ${kind} has contentEncoding ${JSON.stringify(contentEncoding.slice(0, 64))}`,
+    );
+  }
+  return {
+    apiVersion,
+    kind,
+    rawStart,
+    rawEnd,
+    contentType,
+    contentTypeOffset: contentTypeAt < 0 ? -1 : baseOffset + contentTypeAt,
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * {@linkcode KubernetesProtobufWatchDecoderStream}: the body of a Kubernetes protobuf watch (bytes) to typed watch
+ * events in one stage.
+ *
+ * @module
+ */
+import { DecodeError } from "../../errors.ts";
+import type { KubernetesObject, WatchEvent } from "../../events.ts";
+import { FrameSplitter } from "../../framing/frame_splitter.ts";
+import { DecoderStream } from "../../streams/decoder_stream.ts";
+import type { KubernetesProtobufOptions } from "./decode_object.ts";
+import { hasKubernetesProtobufMagic } from "./envelope.ts";
+import { KubernetesProtobufWatchEventDecoder } from "./watch_event_frame.ts";
+
+/** Options of {@linkcode KubernetesProtobufWatchDecoderStream}. */
+export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
+  /** Largest event (frame without its 4-byte prefix) accepted, checked before it is buffered. Default 16 MiB. */
+  maxEventBytes?: number;
+}
+
+/**
+ * Decodes the body of a Kubernetes protobuf watch (`Content-Type: application/vnd.kubernetes.protobuf;stream=watch`)
+ * into typed {@linkcode WatchEvent}s: the length-prefixed framing (4-byte big-endian length, then a
+ * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
+ * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
+ * is copied once into a buffer of its exact length, allocated only after its length has been checked against
+ * `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise).
+ *
+ * Objects are decoded by `options.decoders` (default: every built-in kind) in `options.mode`: `"full"` (default),
+ * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
+ * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes holds a
+ * copy of its own bytes (or a view of its frame, when the frame had to be copied anyway), never the input chunk.
+ *
+ * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
+ * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a
+ * single object (`k8s\0`...: a response without `;stream=watch`) is `MESSAGE_INVALID` at 0.
+ *
+ * @example
+ * ```ts
+ * import { KubernetesProtobufWatchDecoderStream } from "watchwire";
+ *
+ * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
+ * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];
+ * const body = new Blob([Uint8Array.of(0, 0, 0, frame.length, ...frame)]).stream();
+ * for await (const event of body.pipeThrough(new KubernetesProtobufWatchDecoderStream())) {
+ *   if (event.type === "ERROR") console.log(event.object.code); // 410
+ * }
+ * ```
+ */
+export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
+  extends DecoderStream<Uint8Array, WatchEvent<T>> {
+  constructor(options: KubernetesProtobufWatchOptions = {}) {
+    const splitter = new FrameSplitter({ flagged: false, maxMessageBytes: options.maxEventBytes });
+    const events = new KubernetesProtobufWatchEventDecoder(options);
+    // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
+    const head = new Uint8Array(4);
+    let headHave = 0;
+    super({
+      push(chunk, emit) {
+        if (headHave < 4) {
+          const take = chunk.subarray(0, 4 - headHave);
+          head.set(take, headHave);
+          headHave += take.length;
+        }
+        try {
+          splitter.push(chunk, (frame, _flag, offset) => emit(events.decode(frame, offset + 4) as WatchEvent<T>));
+        } catch (error) {
+          if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(head)) {
+            throw new DecodeError(
+              "MESSAGE_INVALID",
+              0,
+              "kubernetes protobuf watch: the body is a single object (k8s\\0 envelope), not a stream of watch events",
+            );
+          }
+          throw error;
+        }
+      },
+      finish() {
+        splitter.finish();
+      },
+    });
+  }
+}

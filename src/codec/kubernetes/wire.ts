@@ -1,0 +1,391 @@
+/**
+ * The protobuf wire reader the generated Kubernetes decoders run on ({@link ./generated/}), and the renderings of
+ * Kubernetes' special types (`metav1.Time`, `resource.Quantity`, `intstr.IntOrString`, ...) as Go's `encoding/json`
+ * prints them after `proto.Unmarshal`.
+ *
+ * Internal: the generated code is its only user; it is not part of the public API.
+ *
+ * @module
+ */
+import { DecodeError } from "../../errors.ts";
+import { readGoString } from "./runtime/go_string.ts";
+import { base64Std } from "./runtime/base64.ts";
+import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
+import { formatDuration } from "./runtime/go_duration.ts";
+import { canonicalQuantity } from "./runtime/quantity.ts";
+import type { JsonObject } from "./registry.ts";
+
+export type { JsonObject };
+
+const TWO_32 = 4294967296;
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * A position in a protobuf message being decoded. Every read takes the `end` of the message it is in (nested
+ * messages are read in place, bounded by their own end), so a length or varint that runs past it fails there, as
+ * Go's generated `Unmarshal` does.
+ */
+export class Cursor {
+  /** The bytes read. */
+  readonly b: Uint8Array;
+  /** The next byte to read. */
+  pos: number;
+  /** Where `b[0]` is in the input of the stream, for error offsets. */
+  readonly base: number;
+  // The high 32 bits of the last 64-bit varint (its low bits are returned).
+  hi = 0;
+  /** Whether embedded JSON (`FieldsV1`, `RawExtension`) is parsed when first read rather than now (see {@linkcode setRawJson}). */
+  readonly lazyJson: boolean;
+
+  constructor(bytes: Uint8Array, start: number, baseOffset: number, lazyJson = false) {
+    this.b = bytes;
+    this.pos = start;
+    this.base = baseOffset;
+    this.lazyJson = lazyJson;
+  }
+
+  /** A `MESSAGE_INVALID` error at `at` in `b`. */
+  fail(at: number, detail: string): DecodeError {
+    return new DecodeError("MESSAGE_INVALID", this.base + at, `protobuf: ${detail}`);
+  }
+
+  /** Reads a varint of up to 64 bits: returns the low 32 bits (unsigned) and leaves the high ones in `hi`. */
+  varint(end: number): number {
+    const b = this.b;
+    const start = this.pos;
+    let p = start;
+    if (p < end) {
+      const x = b[p];
+      if (x < 0x80) {
+        this.pos = p + 1;
+        this.hi = 0;
+        return x;
+      }
+    }
+    let lo = 0;
+    let hi = 0;
+    let byte = 0;
+    for (let shift = 0; shift < 28; shift += 7) {
+      if (p >= end) throw this.fail(start, "varint truncated");
+      byte = b[p++];
+      lo |= (byte & 0x7f) << shift;
+      if (byte < 0x80) return this.#done(lo, 0, p);
+    }
+    if (p >= end) throw this.fail(start, "varint truncated");
+    byte = b[p++];
+    lo |= (byte & 0x0f) << 28;
+    hi = (byte & 0x7f) >>> 4;
+    if (byte < 0x80) return this.#done(lo, hi, p);
+    for (let shift = 3; shift < 31; shift += 7) {
+      if (p >= end) throw this.fail(start, "varint truncated");
+      byte = b[p++];
+      hi |= (byte & 0x7f) << shift;
+      if (byte < 0x80) return this.#done(lo, hi, p);
+    }
+    if (p >= end) throw this.fail(start, "varint truncated");
+    byte = b[p++];
+    if (byte > 1) throw this.fail(start, "varint longer than 10 bytes or beyond 64 bits");
+    return this.#done(lo, hi | (byte << 31), p);
+  }
+
+  #done(lo: number, hi: number, p: number): number {
+    this.pos = p;
+    this.hi = hi >>> 0;
+    return lo >>> 0;
+  }
+
+  /** Reads a field's tag; field number 0 and wire types 3, 4, 6 and 7 are errors. */
+  tag(end: number): number {
+    const start = this.pos;
+    const t = this.varint(end);
+    if (this.hi !== 0 || t >>> 3 === 0) throw this.fail(start, `invalid tag`);
+    const w = t & 7;
+    if (w === 3 || w === 4 || w > 5) throw this.fail(start, `invalid wire type ${w} in field ${t >>> 3}`);
+    return t;
+  }
+
+  /** Reads a length prefix; returns the end of the value (which starts at `pos`), checked against `end`. */
+  len(end: number): number {
+    const start = this.pos;
+    const n = this.varint(end);
+    if (this.hi !== 0 || n > end - this.pos) {
+      throw this.fail(start, `length ${this.hi * TWO_32 + n} exceeds the ${end - this.pos} bytes left`);
+    }
+    return this.pos + n;
+  }
+
+  /** `int32`: the low 32 bits of the varint, signed (Go's generated code keeps exactly those). */
+  int32(end: number): number {
+    return this.varint(end) | 0;
+  }
+
+  /** `int64` as the nearest double (what `JSON.parse` makes of Go's exact decimal). */
+  int64(end: number): number {
+    const lo = this.varint(end);
+    const hi = this.hi;
+    if (hi < 0x80000000) return hi * TWO_32 + lo;
+    const negLo = (~lo + 1) >>> 0;
+    const negHi = (~hi + (negLo === 0 ? 1 : 0)) >>> 0;
+    return -(negHi * TWO_32 + negLo);
+  }
+
+  /** `uint64` as the nearest double. */
+  uint64(end: number): number {
+    const lo = this.varint(end);
+    return this.hi * TWO_32 + lo;
+  }
+
+  /** `uint32`: the low 32 bits. */
+  uint32(end: number): number {
+    return this.varint(end);
+  }
+
+  /** `bool`: any non-zero varint is true (as Go's `bool(v != 0)`). */
+  bool(end: number): boolean {
+    const lo = this.varint(end);
+    return (lo | this.hi) !== 0;
+  }
+
+  /** A string as Go's `encoding/json` prints it (invalid UTF-8 bytes become U+FFFD one by one). */
+  str(end: number): string {
+    const e = this.len(end);
+    const s = readGoString(this.b, this.pos, e);
+    this.pos = e;
+    return s;
+  }
+
+  /** `[]byte` as Go's `encoding/json` prints it: standard base64 with padding. */
+  bytes(end: number): string {
+    const e = this.len(end);
+    const s = base64Std(this.b, this.pos, e);
+    this.pos = e;
+    return s;
+  }
+
+  /** Skips a field that is not part of the message; `known[n]` is 1 for field numbers the message has (a known number with another wire type is an error, as in Go). */
+  other(t: number, end: number, known: Uint8Array, where: string): void {
+    const n = t >>> 3;
+    if (n < known.length && known[n] === 1) {
+      throw this.fail(this.pos - 1, `${where}: field ${n} has the wrong wire type ${t & 7}`);
+    }
+    switch (t & 7) {
+      case 0:
+        this.varint(end);
+        return;
+      case 1:
+        if (end - this.pos < 8) throw this.fail(this.pos, "fixed64 truncated");
+        this.pos += 8;
+        return;
+      case 2:
+        this.pos = this.len(end);
+        return;
+      case 5:
+        if (end - this.pos < 4) throw this.fail(this.pos, "fixed32 truncated");
+        this.pos += 4;
+        return;
+    }
+  }
+
+  /** Packed or unpacked: reads every varint of a packed field into `out` with `read`. */
+  packed(end: number, out: unknown[], read: (c: Cursor, end: number) => number): void {
+    const e = this.len(end);
+    while (this.pos < e) out.push(read(this, e));
+  }
+}
+
+/** Sets `key` of a map object as `JSON.parse` would: `__proto__` becomes an own property, not the prototype. */
+export function setKey(map: JsonObject, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
+  } else map[key] = value;
+}
+
+/** Reads a `Timestamp {seconds = 1; nanos = 2}` message, `c.pos` to `e`, into [seconds, nanos]. */
+function timestamp(c: Cursor, e: number): [number, number] {
+  let seconds = 0;
+  let nanos = 0;
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === 8) seconds = c.int64(e);
+    else if (t === 16) nanos = c.int32(e);
+    else c.other(t, e, TIMESTAMP_FIELDS, "Timestamp");
+  }
+  return [seconds, nanos];
+}
+const TIMESTAMP_FIELDS = Uint8Array.of(0, 1, 1);
+
+/** `metav1.Time` (a length-delimited Timestamp at `c.pos`): RFC 3339 in UTC, seconds only, `null` for the zero time. */
+export function time(c: Cursor, end: number): string | null {
+  const e = c.len(end);
+  if (e === c.pos) return null;
+  const [seconds] = timestamp(c, e);
+  return formatTime(seconds);
+}
+
+/** `metav1.MicroTime`: RFC 3339 with microseconds in UTC, `null` for the zero time. */
+export function microTime(c: Cursor, end: number): string | null {
+  const e = c.len(end);
+  if (e === c.pos) return null;
+  const [seconds, nanos] = timestamp(c, e);
+  return formatMicroTime(seconds, nanos);
+}
+
+/** `metav1.Duration {duration = 1}`: Go's `time.Duration.String()`. */
+export function duration(c: Cursor, end: number): string {
+  const e = c.len(end);
+  let lo = 0;
+  let hi = 0;
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === 8) {
+      lo = c.varint(e);
+      hi = c.hi;
+    } else c.other(t, e, DURATION_FIELDS, "Duration");
+  }
+  return formatDuration((BigInt(hi) << 32n) | BigInt(lo));
+}
+const DURATION_FIELDS = Uint8Array.of(0, 1);
+
+/** `resource.Quantity {string = 1}`: the canonical form Go's `MarshalJSON` prints after `ParseQuantity`. */
+export function quantity(c: Cursor, end: number): string {
+  const e = c.len(end);
+  let s: string | undefined;
+  let at = c.pos;
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === 10) {
+      at = c.pos;
+      s = c.str(e);
+    } else c.other(t, e, QUANTITY_FIELDS, "Quantity");
+  }
+  if (s === undefined) return "0";
+  const q = canonicalQuantity(s);
+  if (q === undefined) throw c.fail(at, `Quantity: ${JSON.stringify(s)} is not a quantity`);
+  return q;
+}
+const QUANTITY_FIELDS = Uint8Array.of(0, 1);
+
+/** `intstr.IntOrString {type = 1, intVal = 2, strVal = 3}`: a number or a string, as its `type` says. */
+export function intOrString(c: Cursor, end: number): number | string {
+  const e = c.len(end);
+  const start = c.pos;
+  let type = 0;
+  let typeHi = 0;
+  let intVal = 0;
+  let strVal = "";
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === 8) {
+      type = c.varint(e);
+      typeHi = c.hi;
+    } else if (t === 16) intVal = c.int32(e);
+    else if (t === 26) strVal = c.str(e);
+    else c.other(t, e, INT_OR_STRING_FIELDS, "IntOrString");
+  }
+  if (typeHi === 0 && type === 0) return intVal;
+  if (typeHi === 0 && type === 1) return strVal;
+  throw c.fail(start, `IntOrString: type ${typeHi * TWO_32 + type} is neither 0 (int) nor 1 (string)`);
+}
+const INT_OR_STRING_FIELDS = Uint8Array.of(0, 1, 1, 1);
+
+/**
+ * `runtime.RawExtension {raw = 1}` and `metav1.FieldsV1 {Raw = 1}`: their bytes are JSON, printed as they are
+ * (`null` when absent). Bytes that are not JSON make Go's `json.Marshal` fail, and are an error here too.
+ */
+export function rawJson(c: Cursor, end: number, what: string): unknown {
+  const raw = rawBounds(c, end, what);
+  return raw === undefined ? null : parseRaw(c.b, raw[0], raw[1], c.base, what);
+}
+
+/** Where the `raw` bytes of a RawExtension/FieldsV1 message at `c.pos` are (the last one wins, as in Go). */
+function rawBounds(c: Cursor, end: number, what: string): [number, number] | undefined {
+  const e = c.len(end);
+  let raw: [number, number] | undefined;
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === 10) {
+      const re = c.len(e);
+      raw = [c.pos, re];
+      c.pos = re;
+    } else c.other(t, e, RAW_FIELDS, what);
+  }
+  return raw;
+}
+
+function parseRaw(b: Uint8Array, start: number, end: number, base: number, what: string): unknown {
+  try {
+    return JSON.parse(lenient.decode(b.subarray(start, end)));
+  } catch (cause) {
+    throw new DecodeError("MESSAGE_INVALID", base + start, `protobuf: ${what}: raw bytes are not JSON`, { cause });
+  }
+}
+
+/**
+ * Sets `o[key]` to a RawExtension/FieldsV1 field's JSON. With `c.lazyJson` (the metadata-only decoding of
+ * `mode: "metadata"`), the JSON is parsed when the property is first read: it becomes an enumerable accessor
+ * that replaces itself with the parsed value, so `JSON.stringify`, deep equality and spreading see the same value
+ * as an eager decode, but an informer that never looks at `managedFields[].fieldsV1` never pays for parsing it
+ * (it is most of the cost of a typical `metadata`). Its bytes are copied, so the input is not kept alive; bytes that
+ * are not JSON then throw the `DecodeError` on that first read.
+ */
+export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, what: string): void {
+  const raw = rawBounds(c, end, what);
+  if (raw === undefined) {
+    o[key] = null;
+    return;
+  }
+  if (!c.lazyJson) {
+    o[key] = parseRaw(c.b, raw[0], raw[1], c.base, what);
+    return;
+  }
+  const bytes = c.b.slice(raw[0], raw[1]);
+  const base = c.base + raw[0];
+  Object.defineProperty(o, key, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = parseRaw(bytes, 0, bytes.length, base, what);
+      Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+    set(value: unknown) {
+      Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+    },
+  });
+}
+const RAW_FIELDS = Uint8Array.of(0, 1);
+
+/**
+ * A named slice Go encodes as `message { repeated T items = 1 }` (authentication/v1 ExtraValue), met as a map value:
+ * an array, empty when it has no items (Go's generated code starts from `&ExtraValue{}`, an empty non-nil slice, so
+ * its JSON is `[]`, never `null`).
+ */
+export function wrappedList(
+  c: Cursor,
+  end: number,
+  item: number,
+  read: (c: Cursor, end: number) => unknown,
+): unknown[] {
+  const e = c.len(end);
+  const out: unknown[] = [];
+  while (c.pos < e) {
+    const t = c.tag(e);
+    if (t === item) out.push(read(c, e));
+    else c.other(t, e, RAW_FIELDS, "items");
+  }
+  return out;
+}
+
+/** Runs a top-level decoder over `bytes[start..end)` (nested reads are bounded by `end`, so it reads exactly that). */
+export function decodeTop(
+  decode: (c: Cursor, end: number, o: JsonObject) => JsonObject,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  target: JsonObject,
+  baseOffset: number,
+  lazyJson = false,
+): JsonObject {
+  const c = new Cursor(bytes, start, baseOffset, lazyJson);
+  return decode(c, end, target);
+}

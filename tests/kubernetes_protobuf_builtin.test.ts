@@ -1,0 +1,173 @@
+/**
+ * The protobuf watch pipeline with the generated decoders (builtinDecoders) on the refgen fixtures: the expected values
+ * are Go's (the JSON stream of the same objects, written by encoding/json; see fixtures/README.md).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import {
+  createKubernetesDecoders,
+  decodeKubernetesProtobufObject,
+  decodeWatchResponse,
+  KubernetesProtobufObject,
+  KubernetesProtobufWatchDecoderStream,
+  ProtobufReader,
+  type WatchEvent,
+} from "../mod.ts";
+import { drain, streamOf } from "./_util.ts";
+
+const fixture = (path: string) =>
+  new Uint8Array(readFileSync(new URL(`../fixtures/kubernetes/streams/${path}`, import.meta.url)));
+const goEvents = (name: string) =>
+  new TextDecoder().decode(fixture(`${name}.json`)).trimEnd().split("\n").map((line) => JSON.parse(line));
+
+/** The frames of a protobuf watch stream (4-byte length, message), read by hand. */
+function frames(stream: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < stream.length;) {
+    const n = new DataView(stream.buffer, stream.byteOffset + at, 4).getUint32(0);
+    out.push(stream.subarray(at + 4, at + 4 + n));
+    at += 4 + n;
+  }
+  return out;
+}
+
+/** Field `number` (length-delimited) of a message, every occurrence, as views. */
+function fields(message: Uint8Array, number: number): Uint8Array[] {
+  const r = new ProtobufReader(message);
+  const out: Uint8Array[] = [];
+  while (!r.done) {
+    const tag = r.tag();
+    if (tag === ((number << 3) | 2)) out.push(r.bytes());
+    else r.skip(tag);
+  }
+  return out;
+}
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+  out.push(n);
+  return out;
+}
+const len = (field: number, payload: ArrayLike<number>): number[] => [
+  ...varint((field << 3) | 2),
+  ...varint(payload.length),
+  ...Array.from(payload),
+];
+const framed = (message: number[]) =>
+  Uint8Array.from([
+    message.length >>> 24,
+    (message.length >>> 16) & 255,
+    (message.length >>> 8) & 255,
+    message.length & 255,
+    ...message,
+  ]);
+
+/** The k8s\0 envelope (RawExtension.raw) of a watch event frame. */
+const envelopeOf = (frame: Uint8Array) => fields(fields(frame, 2)[0], 1)[0];
+
+async function decodeAll(
+  bytes: Uint8Array,
+  options: ConstructorParameters<typeof KubernetesProtobufWatchDecoderStream>[0],
+) {
+  const { values, error } = await drain(
+    streamOf([bytes]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>(options)),
+  );
+  assert.equal(error, undefined);
+  return values as WatchEvent<unknown>[];
+}
+
+test("k8s protobuf, generated decoders: metadata mode leaves ObjectMeta's collections to first access, then equals Go's", async () => {
+  const go = goEvents("v1.Pod");
+  const events = await decodeAll(fixture("v1.Pod.pb"), { mode: "metadata" });
+  const pod = events[0].object as KubernetesProtobufObject;
+  assert.ok(pod instanceof KubernetesProtobufObject);
+  const meta = pod.metadata as Record<string, unknown>;
+  assert.ok(go[0].object.metadata.managedFields.length > 0, "the realistic Pod has managedFields");
+  const collections = ["labels", "annotations", "ownerReferences", "managedFields"];
+  for (const name of collections) {
+    assert.ok(name in go[0].object.metadata, `the realistic Pod has ${name}`);
+    assert.equal(typeof Object.getOwnPropertyDescriptor(meta, name)?.get, "function", `${name} not decoded yet`);
+  }
+  assert.equal(Object.getOwnPropertyDescriptor(meta, "name")?.value, go[0].object.metadata.name, "scalars decoded");
+  assert.deepEqual(Object.keys(meta), Object.keys(go[0].object.metadata));
+  assert.deepEqual(meta.managedFields, go[0].object.metadata.managedFields);
+  const settled = Object.getOwnPropertyDescriptor(meta, "managedFields");
+  assert.equal(settled?.get, undefined, "a plain value once read");
+  assert.equal(meta.managedFields, settled?.value);
+  assert.deepEqual(JSON.parse(JSON.stringify(meta)), go[0].object.metadata);
+  for (const name of collections) assert.equal(Object.getOwnPropertyDescriptor(meta, name)?.get, undefined, name);
+  assert.deepEqual(pod.decode(), go[0].object);
+  // Assignable, as a plain property.
+  const other = (events[3].object as KubernetesProtobufObject).metadata as Record<string, unknown>;
+  other.managedFields = [];
+  assert.deepEqual(other.managedFields, []);
+});
+
+test("k8s protobuf, generated decoders: ObjectMeta fields after managedFields (not as Go writes): decoded at once", async () => {
+  const go = goEvents("v1.Pod");
+  const frame = frames(fixture("v1.Pod.pb"))[0];
+  const envelope = envelopeOf(frame);
+  const raw = fields(envelope.subarray(4), 2)[0];
+  const meta = fields(raw, 1)[0];
+  // ObjectMeta + a later name (field 1): the later scalar wins, as in Go.
+  const metaAfter = [...Array.from(meta), ...len(1, new TextEncoder().encode("renamed"))];
+  const rest = Array.from(raw.subarray(len(1, meta).length)); // Go writes metadata (field 1) first
+  assert.deepEqual(Array.from(raw.subarray(0, len(1, meta).length)), len(1, meta));
+  const newRaw = [...len(1, metaAfter), ...rest];
+  const typeMeta = fields(envelope.subarray(4), 1)[0];
+  const newEnvelope = [0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...len(2, newRaw)];
+  const event = [...len(1, new TextEncoder().encode("ADDED")), ...len(2, len(1, newEnvelope))];
+  const [lazy] = await decodeAll(framed(event), { mode: "metadata" });
+  const metadata = (lazy.object as KubernetesProtobufObject).metadata as Record<string, unknown>;
+  assert.equal(Object.getOwnPropertyDescriptor(metadata, "managedFields")?.get, undefined, "decoded at once");
+  assert.deepEqual(metadata, { ...go[0].object.metadata, name: "renamed" });
+  const [full] = await decodeAll(framed(event), {});
+  assert.deepEqual(full.object, { ...go[0].object, metadata: { ...go[0].object.metadata, name: "renamed" } });
+});
+
+test("k8s protobuf, generated decoders: a kind the decoders lack gives Go's metadata and the bytes", async () => {
+  const go = goEvents("apps_v1.Deployment");
+  const events = await decodeAll(fixture("apps_v1.Deployment.pb"), { decoders: createKubernetesDecoders([]) });
+  assert.deepEqual(events.map((e) => e.type), go.map((e) => e.type));
+  for (let i = 0; i < 4; i++) {
+    const object = events[i].object;
+    assert.ok(object instanceof KubernetesProtobufObject);
+    const { kind, apiVersion, metadata } = go[i].object;
+    assert.deepEqual(JSON.parse(JSON.stringify(events[i])), {
+      type: go[i].type,
+      object: { kind, apiVersion, metadata },
+    });
+    assert.equal(object.decodable, false);
+  }
+  // The ERROR event's Status is decoded all the same (watchwire's own Status decoder).
+  assert.deepEqual(events[4], go[4]);
+  // The raw bytes are the object's message: the full decoders read them as Go's object.
+  const full = createKubernetesDecoders([]);
+  assert.equal(full.decoder("apps/v1", "Deployment"), undefined);
+  const raw = (events[0].object as KubernetesProtobufObject).raw;
+  const all = await decodeAll(fixture("apps_v1.Deployment.pb"), {});
+  assert.deepEqual(
+    decodeKubernetesProtobufObject(Uint8Array.from([...envelopeOf(frames(fixture("apps_v1.Deployment.pb"))[0])])),
+    all[0].object,
+  );
+  assert.deepEqual(
+    Array.from(raw),
+    Array.from(fields(envelopeOf(frames(fixture("apps_v1.Deployment.pb"))[0]).subarray(4), 2)[0]),
+  );
+});
+
+test("k8s protobuf, generated decoders: a 410 response with a protobuf Status body is Go's ERROR event", async () => {
+  const go = goEvents("v1.Pod");
+  const streamFrames = frames(fixture("v1.Pod.pb"));
+  const status = envelopeOf(streamFrames[streamFrames.length - 1]);
+  const response = new Response(streamOf([status]), {
+    status: 410,
+    headers: { "content-type": "application/vnd.kubernetes.protobuf" },
+  });
+  const { values, error } = await drain(decodeWatchResponse(response));
+  assert.equal(error, undefined);
+  assert.deepEqual(values, [go[go.length - 1]]);
+  assert.equal(go[go.length - 1].type, "ERROR");
+});

@@ -1,0 +1,307 @@
+/**
+ * The Kubernetes JSON runtime (src/codec/kubernetes/runtime/) against vectors Go produced
+ * (fixtures/kubernetes/vectors/, written by tools/refgen/cmd/vectors from the real apimachinery code paths), plus
+ * properties that do not need Go.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { ProtobufReader } from "../mod.ts";
+import { readGoString } from "../src/codec/kubernetes/runtime/go_string.ts";
+import { base64Std, encodeTable } from "../src/codec/kubernetes/runtime/base64.ts";
+import { formatMicroTime, formatTime, ZERO_TIME_SECONDS } from "../src/codec/kubernetes/runtime/go_time.ts";
+import { formatDuration } from "../src/codec/kubernetes/runtime/go_duration.ts";
+import { canonicalQuantity } from "../src/codec/kubernetes/runtime/quantity.ts";
+
+const dir = fileURLToPath(new URL("../fixtures/kubernetes/vectors/", import.meta.url));
+
+interface VectorFile<V> {
+  header: { count: number; go: string; modules: Record<string, string> };
+  vectors: V[];
+}
+
+function load<V>(name: string): V[] {
+  const file = JSON.parse(readFileSync(dir + name, "utf8")) as VectorFile<V>;
+  assert.equal(file.vectors.length, file.header.count, `${name}: vector count`);
+  assert.ok(file.vectors.length > 500, `${name}: too few vectors`);
+  return file.vectors;
+}
+
+function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** Collects failures instead of stopping at the first, so a regression shows its extent. */
+function check(failures: string[], ok: boolean, describe: () => string): void {
+  if (!ok && failures.length < 20) failures.push(describe());
+  else if (!ok) failures.push("");
+}
+
+function assertNoFailures(what: string, failures: string[], total: number): void {
+  assert.equal(
+    failures.length,
+    0,
+    `${what}: ${failures.length} of ${total} vectors differ:\n${failures.slice(0, 20).join("\n")}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Strings
+
+interface HexVector {
+  hex: string;
+  json: string;
+}
+
+test("kubernetes runtime: readGoString equals Go's encoding/json for every string vector", () => {
+  const vectors = load<HexVector>("strings.json");
+  const failures: string[] = [];
+  for (const v of vectors) {
+    const bytes = fromHex(v.hex);
+    const expected = JSON.parse(v.json) as string;
+    // alone, again (intern table hit), and inside a larger buffer (start/end honoured)
+    const padded = new Uint8Array(bytes.length + 7);
+    padded.set([0xe2, 0x82, 0x41], 0);
+    padded.set(bytes, 3);
+    padded.set([0xff, 0x41, 0xc3, 0xa9], bytes.length + 3);
+    const got = [
+      readGoString(bytes, 0, bytes.length),
+      readGoString(bytes, 0, bytes.length),
+      readGoString(padded, 3, 3 + bytes.length),
+    ];
+    for (const g of got) check(failures, g === expected, () => `${v.hex}: got ${JSON.stringify(g)}, Go ${v.json}`);
+  }
+  assertNoFailures("strings", failures, vectors.length);
+});
+
+test("kubernetes runtime: readGoString replaces per byte as Go does, not per maximal subpart as TextDecoder", () => {
+  // Spot checks whose expected values are written out: Go's per-byte U+FFFD (each also appears in strings.json).
+  assert.equal(readGoString(Uint8Array.of(0xe2, 0x82, 0x41), 0, 3), "\uFFFD\uFFFDA");
+  assert.equal(new TextDecoder().decode(Uint8Array.of(0xe2, 0x82, 0x41)), "\uFFFDA");
+  assert.equal(readGoString(Uint8Array.of(0xed, 0xa0, 0x80), 0, 3), "\uFFFD\uFFFD\uFFFD");
+  assert.equal(readGoString(Uint8Array.of(0xef, 0xbb, 0xbf, 0x61), 0, 4), "\uFEFFa");
+  assert.equal(readGoString(Uint8Array.of(0xef, 0xbf, 0xbd), 0, 3), "\uFFFD");
+});
+
+test("kubernetes runtime: readGoString equals TextDecoder on well-formed UTF-8 of any length", () => {
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  fc.assert(
+    fc.property(fc.string({ unit: "grapheme", maxLength: 300 }), fc.nat(5), (s, offset) => {
+      const encoded = new TextEncoder().encode(s);
+      const buf = new Uint8Array(encoded.length + offset + 2);
+      buf.set(encoded, offset);
+      assert.equal(readGoString(buf, offset, offset + encoded.length), decoder.decode(encoded));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test("kubernetes runtime: readGoString's intern table never returns a colliding string", () => {
+  // 20 000 distinct short ASCII strings (the table has 4096 slots, so most collide), read twice in different orders.
+  const strings = Array.from(
+    { length: 20000 },
+    (_, i) => `k${(i * 2654435761 >>> 0).toString(36)}${"x".repeat(i % 23)}`,
+  );
+  const encoder = new TextEncoder();
+  const encoded = strings.map((s) => encoder.encode(s));
+  for (const order of [1, -1]) {
+    for (let k = 0; k < strings.length; k++) {
+      const i = order === 1 ? k : strings.length - 1 - k;
+      assert.equal(readGoString(encoded[i], 0, encoded[i].length), strings[i]);
+    }
+  }
+  // same length and hash-slot pressure, differing in one byte only
+  const a = encoder.encode("abcdefghijklmnop");
+  const b = encoder.encode("abcdefghijklmnoq");
+  assert.equal(readGoString(a, 0, a.length), "abcdefghijklmnop");
+  assert.equal(readGoString(b, 0, b.length), "abcdefghijklmnoq");
+  assert.equal(readGoString(a, 0, a.length), "abcdefghijklmnop");
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// []byte
+
+test("kubernetes runtime: base64Std equals Go's encoding/json for every []byte vector", () => {
+  const vectors = load<HexVector>("bytes.json");
+  const failures: string[] = [];
+  for (const v of vectors) {
+    const bytes = fromHex(v.hex);
+    const expected = JSON.parse(v.json) as string;
+    const padded = new Uint8Array(bytes.length + 5);
+    padded.set(bytes, 2);
+    for (const g of [base64Std(bytes, 0, bytes.length), encodeTable(padded, 2, 2 + bytes.length)]) {
+      check(failures, g === expected, () => `${v.hex.slice(0, 40)}: got ${g.slice(0, 40)}, Go ${v.json.slice(0, 40)}`);
+    }
+  }
+  assertNoFailures("bytes", failures, vectors.length);
+});
+
+test("kubernetes runtime: base64Std and the table encoder agree with btoa", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(3), (bytes, offset) => {
+      const buf = new Uint8Array(bytes.length + offset);
+      buf.set(bytes, offset);
+      let binary = "";
+      for (const b of bytes) binary += String.fromCharCode(b);
+      const expected = btoa(binary);
+      assert.equal(base64Std(buf, offset, buf.length), expected);
+      assert.equal(encodeTable(buf, offset, buf.length), expected);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// metav1.Time, metav1.MicroTime
+
+interface TimeVector {
+  pb: string;
+  json: string;
+  seconds?: string;
+  nanos?: number;
+}
+
+/** Reads a Timestamp message as Go's generated Unmarshal does: seconds int64, nanos the varint's low 32 bits. */
+function readTimestamp(pb: Uint8Array): { seconds: bigint; nanos: number } {
+  const reader = new ProtobufReader(pb);
+  let seconds = 0n;
+  let nanos = 0;
+  while (!reader.done) {
+    const tag = reader.tag();
+    if (tag === 0x08) seconds = reader.int64BigInt();
+    else if (tag === 0x10) nanos = reader.int32();
+    else reader.skip(tag);
+  }
+  return { seconds, nanos };
+}
+
+function checkTimes(name: string, format: (seconds: number | bigint, nanos: number) => string | null): void {
+  const vectors = load<TimeVector>(name);
+  const failures: string[] = [];
+  let empty = 0;
+  for (const v of vectors) {
+    const expected = JSON.parse(v.json) as string | null;
+    const pb = fromHex(v.pb);
+    if (pb.length === 0) {
+      // An empty Timestamp message is the zero time: the generated decoder prints null without calling format.
+      assert.equal(expected, null, `${name}: empty message`);
+      empty++;
+      continue;
+    }
+    const { seconds, nanos } = readTimestamp(pb);
+    assert.equal(seconds, BigInt(v.seconds!), `${name}: seconds of ${v.pb}`);
+    assert.equal(nanos, v.nanos, `${name}: nanos of ${v.pb}`);
+    const got = [format(seconds, nanos)];
+    // as a number too, twice (formatTime caches recent results)
+    if (Number.isSafeInteger(Number(seconds))) got.push(format(Number(seconds), nanos), format(Number(seconds), nanos));
+    for (const g of got) {
+      check(failures, g === expected, () => `(${v.seconds}, ${v.nanos}): got ${JSON.stringify(g)}, Go ${v.json}`);
+    }
+  }
+  assert.equal(empty, 1, `${name}: the empty-message vector`);
+  assertNoFailures(name, failures, vectors.length);
+}
+
+test("kubernetes runtime: formatTime equals Go's metav1.Time JSON for every vector", () => {
+  checkTimes("times.json", (seconds) => formatTime(seconds));
+});
+
+test("kubernetes runtime: formatMicroTime equals Go's metav1.MicroTime JSON for every vector", () => {
+  checkTimes("microtimes.json", formatMicroTime);
+});
+
+test("kubernetes runtime: formatTime/formatMicroTime: number and bigint agree; zero time is null; bad input throws", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: -(2 ** 52) + 1, max: 2 ** 52 - 1 }),
+      fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      (s, n) => {
+        assert.equal(formatTime(s), formatTime(BigInt(s)));
+        assert.equal(formatMicroTime(s, n), formatMicroTime(BigInt(s), n));
+      },
+    ),
+    { numRuns: 1000 },
+  );
+  assert.equal(formatTime(ZERO_TIME_SECONDS), null);
+  assert.equal(formatMicroTime(ZERO_TIME_SECONDS, 999), null);
+  assert.throws(() => formatTime(1.5), RangeError);
+  assert.throws(() => formatTime(2n ** 63n), RangeError);
+  assert.throws(() => formatMicroTime(0, 2 ** 31), RangeError);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// metav1.Duration
+
+interface DurationVector {
+  nanos: string;
+  pb: string;
+  json: string;
+}
+
+test("kubernetes runtime: formatDuration equals Go's metav1.Duration JSON for every vector", () => {
+  const vectors = load<DurationVector>("durations.json");
+  const failures: string[] = [];
+  for (const v of vectors) {
+    const expected = JSON.parse(v.json) as string;
+    const reader = new ProtobufReader(fromHex(v.pb));
+    assert.equal(reader.tag(), 0x08);
+    const nanos = reader.int64BigInt();
+    assert.equal(nanos, BigInt(v.nanos));
+    const got = [formatDuration(nanos)];
+    if (Number.isSafeInteger(Number(nanos))) got.push(formatDuration(Number(nanos)));
+    for (const g of got) check(failures, g === expected, () => `${v.nanos}: got ${JSON.stringify(g)}, Go ${v.json}`);
+  }
+  assertNoFailures("durations", failures, vectors.length);
+  assert.throws(() => formatDuration(0.5), RangeError);
+  assert.throws(() => formatDuration(-(2n ** 63n) - 1n), RangeError);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// resource.Quantity
+
+interface QuantityVector {
+  hex?: string;
+  s?: string;
+  pb: string;
+  json: string | null;
+  error?: string;
+}
+
+test("kubernetes runtime: canonicalQuantity equals Go's Quantity Unmarshal + JSON for every vector", () => {
+  const vectors = load<QuantityVector>("quantities.json");
+  const failures: string[] = [];
+  let invalid = 0;
+  let emptyMessage = 0;
+  for (const v of vectors) {
+    const expected = v.json === null ? undefined : JSON.parse(v.json) as string;
+    const pb = fromHex(v.pb);
+    if (v.hex === undefined) {
+      // A Quantity message without field 1 is the zero Quantity.
+      assert.equal(pb.length, 0);
+      assert.equal(expected, "0");
+      emptyMessage++;
+      continue;
+    }
+    const reader = new ProtobufReader(pb);
+    assert.equal(reader.tag(), 0x0a);
+    const field = reader.bytes();
+    const s = readGoString(field, 0, field.length);
+    if (v.s !== undefined) assert.equal(s, v.s);
+    if (expected === undefined) invalid++;
+    // twice: computed, then from the cache
+    for (const g of [canonicalQuantity(s), canonicalQuantity(s)]) {
+      check(
+        failures,
+        g === expected,
+        () => `${JSON.stringify(s)}: got ${JSON.stringify(g)}, Go ${v.json} ${v.error ?? ""}`,
+      );
+    }
+  }
+  assert.equal(emptyMessage, 1);
+  assert.ok(invalid > 100, `only ${invalid} invalid quantities`);
+  assertNoFailures("quantities", failures, vectors.length);
+});
