@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: decodes every bundled server-to-client capture in fixtures/ with the built CLI and prints the events
 // as a table (pass `-- --output ndjson` for JSON lines). Request-direction captures (*.request.http) are left out;
-// the etcd Watch capture (HTTP/2) is decoded with its request direction.
+// the etcd Watch capture (HTTP/2) is decoded with its request direction, and so are the Go net/http captures of
+// Kubernetes protobuf watches (fixtures/kubernetes/captures: HTTP/1.1 and h2c).
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -11,12 +12,20 @@ const captures = readdirSync(new URL("../fixtures/", import.meta.url))
   .filter((name) => name.endsWith(".http") && !name.endsWith(".request.http"))
   .sort()
   .map((name) => `fixtures/${name}`);
+const goCaptures = readdirSync(new URL("../fixtures/kubernetes/captures/", import.meta.url))
+  .filter((name) => name.endsWith(".s2c.bin"))
+  .sort()
+  .map((name) => {
+    const file = `fixtures/kubernetes/captures/${name}`;
+    return name.includes("-h2c-") ? [file, "--request", file.replace(/\.s2c\.bin$/, ".c2s.bin")] : [file];
+  });
 const extra = process.argv.slice(2);
 const args = extra.length > 0 ? extra : ["--output", "table"];
 // The etcd Watch capture is HTTP/2 (gRPC): its request direction tells the CLI which stream is the watch.
 const runs = [
   ...captures.map((file) => [file]),
   ["fixtures/etcd-watch.s2c.bin", "--request", "fixtures/etcd-watch.c2s.bin"],
+  ...goCaptures,
 ];
 let status = 0;
 for (const files of runs) {
