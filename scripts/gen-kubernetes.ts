@@ -244,9 +244,11 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
           readExpr(k, uses, imports, self, "e")
         }; else if (t === ${vt}) v = ${readExpr(v, uses, imports, self, "e")}; else c.other(t, e, MAP_ENTRY, ${
           JSON.stringify(name + "." + key)
-        }); } let m = ${o} as JsonObject | null | undefined; if (!m) ${o} = m = {}; setKey(m, String(k), v === undefined ? ${
+        }); } let m = ${o} as JsonObject | null | undefined; if (!m) ${o} = m = {}; ${
+          k.kind === "string" ? "const key = k;" : "const key = String(k);"
+        } const value = v === undefined ? ${
           mapZero(v, imports, self)
-        } : v); } break;`,
+        } : v; if (key !== "__proto__") m[key] = value; else setKey(m, key, value); } break;`,
       );
     } else {
       const w = wireOf(t);

@@ -7,7 +7,7 @@
 import { DecodeError } from "../../errors.ts";
 import type { ObjectMeta } from "../../events.ts";
 import { builtinDecoders } from "./generated/all.ts";
-import { ProtobufReader } from "../protobuf/reader.ts";
+import { Cursor } from "./wire.ts";
 import { parseKubernetesEnvelope, readString, type StringReader } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
@@ -58,6 +58,9 @@ interface LazyCollections {
   ranges: number[];
 }
 
+// For skipping fields: no field number is checked for its wire type.
+const NO_FIELDS = new Uint8Array(0);
+
 const lazyCollections = new WeakMap<object, LazyCollections>();
 
 /** Sets a collection's property to a plain value (on first read, or when assigned). */
@@ -98,21 +101,21 @@ function lazyObjectMeta(
   baseOffset: number,
   decode: ObjectDecoder,
 ): ObjectMeta {
-  const r = new ProtobufReader(raw, baseOffset, start, end);
+  const c = new Cursor(raw, start, baseOffset);
   // The collections present: [field number, start of its first occurrence, end of its last] each.
   const ranges: number[] = [];
   let last = 0;
-  while (!r.done) {
-    const at = r.pos;
-    const tag = r.tag();
+  while (c.pos < end) {
+    const at = c.pos;
+    const tag = c.tag(end);
     const field = tag >>> 3;
-    r.skip(tag);
-    const collection = LAZY_OBJECT_META[field] !== undefined;
+    c.other(tag, end, NO_FIELDS, "ObjectMeta");
+    const collection = field === 11 || field === 12 || field === 13 || field === 14 || field === 17;
     if (field < last || (ranges.length > 0 && !collection)) {
       return decode(raw, start, end, {}, baseOffset) as ObjectMeta; // not in Go's order
     }
-    if (field !== last && collection) ranges.push(field, at, r.pos);
-    else if (ranges.length > 0) ranges[ranges.length - 1] = r.pos;
+    if (field !== last && collection) ranges.push(field, at, c.pos);
+    else if (ranges.length > 0) ranges[ranges.length - 1] = c.pos;
     last = field;
   }
   const metadata = decode(raw, start, ranges.length === 0 ? end : ranges[1], {}, baseOffset);
@@ -203,26 +206,28 @@ export class KubernetesObjectReader {
    * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}).
    */
   #metadata(raw: Uint8Array, baseOffset: number, decode: ObjectDecoder, lazy: boolean): ObjectMeta {
-    const r = new ProtobufReader(raw, baseOffset);
+    const c = new Cursor(raw, 0, baseOffset);
+    const rawEnd = raw.length;
     let metadata: JsonObject | undefined;
     let start = -1;
     let end = -1;
-    while (!r.done) {
-      const at = r.pos;
-      const tag = r.tag();
+    while (c.pos < rawEnd) {
+      const at = c.pos;
+      const tag = c.tag(rawEnd);
       if (tag >>> 3 !== 1) {
-        r.skip(tag);
+        c.other(tag, rawEnd, NO_FIELDS, "object");
         continue;
       }
-      if ((tag & 7) !== 2) throw r.error(at, `wrong wire type ${tag & 7} for metadata (field 1)`);
-      const value = r.bytes();
+      if ((tag & 7) !== 2) throw c.fail(at, `wrong wire type ${tag & 7} for metadata (field 1)`);
+      const valueEnd = c.len(rawEnd);
       if (start !== -1) {
         // A repeated embedded message merges into the first, as in Go (rare: no laziness then).
         metadata = decode(raw, start, end, metadata ?? {}, baseOffset);
         lazy = false;
       }
-      end = r.pos;
-      start = end - value.length;
+      start = c.pos;
+      end = valueEnd;
+      c.pos = valueEnd;
     }
     // Absent: what the full decoding makes of an empty one.
     if (start === -1) return decode(raw, raw.length, raw.length, {}, baseOffset) as ObjectMeta;

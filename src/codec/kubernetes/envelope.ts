@@ -5,10 +5,12 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import { ProtobufReader } from "../protobuf/reader.ts";
+import { Cursor } from "./wire.ts";
 
 /** Wire types of the schema's fields (`LEN` for strings, bytes and messages). */
 const LEN = 2;
+// For skipping unknown fields: no field number is checked for its wire type.
+const NO_FIELDS = new Uint8Array(0);
 
 /**
  * Whether `bytes[start..]` begins with `k8s\0`, the magic every Kubernetes protobuf serialization of an object starts
@@ -89,8 +91,8 @@ export class StringCache {
   };
 }
 
-function wrongWireType(r: ProtobufReader, at: number, tag: number, message: string, field: string): DecodeError {
-  return r.error(at, `wrong wire type ${tag & 7} for ${message}.${field} (field ${tag >>> 3})`);
+function wrongWireType(c: Cursor, at: number, tag: number, message: string, field: string): DecodeError {
+  return c.fail(at, `wrong wire type ${tag & 7} for ${message}.${field} (field ${tag >>> 3})`);
 }
 
 /**
@@ -129,51 +131,54 @@ export function parseKubernetesEnvelope(
         : "kubernetes protobuf: object does not start with the k8s\\0 magic",
     );
   }
-  const r = new ProtobufReader(bytes, baseOffset, start + 4, end);
+  // A Cursor reads the fields in place (no view or reader per field: this runs once per event).
+  const c = new Cursor(bytes, start + 4, baseOffset);
   let apiVersion = "";
   let kind = "";
-  let rawStart = r.pos;
-  let rawEnd = r.pos;
+  let rawStart = c.pos;
+  let rawEnd = c.pos;
   let contentEncoding = "";
   let contentType = "";
   let contentEncodingAt = -1;
   let contentTypeAt = -1;
-  while (!r.done) {
-    const at = r.pos;
-    const tag = r.tag();
+  while (c.pos < end) {
+    const at = c.pos;
+    const tag = c.tag(end);
     const field = tag >>> 3;
     if (field > 4) {
-      r.skip(tag);
+      c.other(tag, end, NO_FIELDS, "runtime.Unknown");
       continue;
     }
     if ((tag & 7) !== LEN) {
       throw wrongWireType(
-        r,
+        c,
         at,
         tag,
         "runtime.Unknown",
         ["typeMeta", "raw", "contentEncoding", "contentType"][field - 1],
       );
     }
-    const value = r.bytes();
-    const vs = r.pos - value.length;
+    const ve = c.len(end);
+    const vs = c.pos;
+    c.pos = ve;
     switch (field) {
       case 1: {
         // typeMeta: an embedded message; a second occurrence merges into the first, as Go's Unmarshal does.
-        const t = new ProtobufReader(bytes, baseOffset, vs, r.pos);
-        while (!t.done) {
+        const t = new Cursor(bytes, vs, baseOffset);
+        while (t.pos < ve) {
           const tat = t.pos;
-          const ttag = t.tag();
+          const ttag = t.tag(ve);
           const tfield = ttag >>> 3;
           if (tfield !== 1 && tfield !== 2) {
-            t.skip(ttag);
+            t.other(ttag, ve, NO_FIELDS, "runtime.TypeMeta");
             continue;
           }
           if ((ttag & 7) !== LEN) {
             throw wrongWireType(t, tat, ttag, "runtime.TypeMeta", tfield === 1 ? "apiVersion" : "kind");
           }
-          const s = t.bytes();
-          const text = strings(bytes, t.pos - s.length, t.pos);
+          const se = t.len(ve);
+          const text = strings(bytes, t.pos, se);
+          t.pos = se;
           if (tfield === 1) apiVersion = text;
           else kind = text;
         }
@@ -181,14 +186,14 @@ export function parseKubernetesEnvelope(
       }
       case 2:
         rawStart = vs;
-        rawEnd = r.pos;
+        rawEnd = ve;
         break;
       case 3:
-        contentEncoding = strings(bytes, vs, r.pos);
+        contentEncoding = strings(bytes, vs, ve);
         contentEncodingAt = at;
         break;
       case 4:
-        contentType = strings(bytes, vs, r.pos);
+        contentType = strings(bytes, vs, ve);
         contentTypeAt = at;
         break;
     }

@@ -6,11 +6,13 @@
  */
 import { DecodeError } from "../../errors.ts";
 import type { WatchEvent, WatchEventType } from "../../events.ts";
-import { ProtobufReader } from "../protobuf/reader.ts";
+import { Cursor } from "./wire.ts";
 import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
 import { readString, StringCache } from "./envelope.ts";
 
 const LEN = 2;
+// For skipping unknown fields: no field number is checked for its wire type.
+const NO_FIELDS = new Uint8Array(0);
 
 // The type names as bytes, to recognise a frame's type without decoding a string.
 const A = 0x41, B = 0x42, D = 0x44, E = 0x45, F = 0x46, I = 0x49, K = 0x4b, M = 0x4d, O = 0x4f, R = 0x52;
@@ -79,48 +81,50 @@ export class KubernetesProtobufWatchEventDecoder {
     baseOffset = 0,
     owned: boolean = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength,
   ): WatchEvent<unknown> {
-    const r = new ProtobufReader(frame, baseOffset);
+    // A Cursor rather than a ProtobufReader: it reads fields in place, without a view or a reader per field.
+    const c = new Cursor(frame, 0, baseOffset);
+    const end = frame.length;
     let typeAt = -1;
     let typeStart = 0;
     let typeEnd = 0;
     let objectAt = -1;
     let rawStart = -1;
     let rawEnd = -1;
-    while (!r.done) {
-      const at = r.pos;
-      const tag = r.tag();
+    while (c.pos < end) {
+      const at = c.pos;
+      const tag = c.tag(end);
       const field = tag >>> 3;
       if (field !== 1 && field !== 2) {
-        r.skip(tag);
+        c.other(tag, end, NO_FIELDS, "WatchEvent");
         continue;
       }
       if ((tag & 7) !== LEN) {
-        throw r.error(
+        throw c.fail(
           at,
           `wrong wire type ${tag & 7} for WatchEvent.${field === 1 ? "type" : "object"} (field ${field})`,
         );
       }
       if (field === 1) {
-        const value = r.bytes();
         typeAt = at;
-        typeEnd = r.pos;
-        typeStart = typeEnd - value.length;
+        typeEnd = c.len(end);
+        typeStart = c.pos;
+        c.pos = typeEnd;
         continue;
       }
       // object: a RawExtension; a later occurrence merges into the earlier one (its raw, if any, replaces).
       objectAt = at;
-      const o = r.message();
-      while (!o.done) {
-        const oat = o.pos;
-        const otag = o.tag();
+      const objectEnd = c.len(end);
+      while (c.pos < objectEnd) {
+        const oat = c.pos;
+        const otag = c.tag(objectEnd);
         if (otag >>> 3 !== 1) {
-          o.skip(otag);
+          c.other(otag, objectEnd, NO_FIELDS, "RawExtension");
           continue;
         }
-        if ((otag & 7) !== LEN) throw o.error(oat, `wrong wire type ${otag & 7} for RawExtension.raw (field 1)`);
-        const raw = o.bytes();
-        rawEnd = o.pos;
-        rawStart = rawEnd - raw.length;
+        if ((otag & 7) !== LEN) throw c.fail(oat, `wrong wire type ${otag & 7} for RawExtension.raw (field 1)`);
+        rawEnd = c.len(objectEnd);
+        rawStart = c.pos;
+        c.pos = rawEnd;
       }
     }
     if (typeAt === -1) {

@@ -18,6 +18,8 @@ import type { JsonObject } from "./registry.ts";
 export type { JsonObject };
 
 const TWO_32 = 4294967296;
+// Bit w set for the wire types a tag may carry: 0 (varint), 1 (fixed64), 2 (length-delimited), 5 (fixed32).
+const VALID_WIRE = 0b100111;
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
@@ -52,8 +54,7 @@ export class Cursor {
   /** Reads a varint of up to 64 bits: returns the low 32 bits (unsigned) and leaves the high ones in `hi`. */
   varint(end: number): number {
     const b = this.b;
-    const start = this.pos;
-    let p = start;
+    const p = this.pos;
     if (p < end) {
       const x = b[p];
       if (x < 0x80) {
@@ -62,6 +63,14 @@ export class Cursor {
         return x;
       }
     }
+    return this.#varintLong(end);
+  }
+
+  // The multi-byte case, out of line so that `varint` stays small enough to inline.
+  #varintLong(end: number): number {
+    const b = this.b;
+    const start = this.pos;
+    let p = start;
     let lo = 0;
     let hi = 0;
     let byte = 0;
@@ -69,26 +78,30 @@ export class Cursor {
       if (p >= end) throw this.fail(start, "varint truncated");
       byte = b[p++];
       lo |= (byte & 0x7f) << shift;
-      if (byte < 0x80) return this.#done(lo, 0, p);
+      if (byte < 0x80) {
+        this.pos = p;
+        this.hi = 0;
+        return lo >>> 0;
+      }
     }
     if (p >= end) throw this.fail(start, "varint truncated");
     byte = b[p++];
     lo |= (byte & 0x0f) << 28;
     hi = (byte & 0x7f) >>> 4;
-    if (byte < 0x80) return this.#done(lo, hi, p);
-    for (let shift = 3; shift < 31; shift += 7) {
-      if (p >= end) throw this.fail(start, "varint truncated");
-      byte = b[p++];
-      hi |= (byte & 0x7f) << shift;
-      if (byte < 0x80) return this.#done(lo, hi, p);
+    if (byte >= 0x80) {
+      for (let shift = 3; shift < 31; shift += 7) {
+        if (p >= end) throw this.fail(start, "varint truncated");
+        byte = b[p++];
+        hi |= (byte & 0x7f) << shift;
+        if (byte < 0x80) break;
+      }
+      if (byte >= 0x80) {
+        if (p >= end) throw this.fail(start, "varint truncated");
+        byte = b[p++];
+        if (byte > 1) throw this.fail(start, "varint longer than 10 bytes or beyond 64 bits");
+        hi |= byte << 31;
+      }
     }
-    if (p >= end) throw this.fail(start, "varint truncated");
-    byte = b[p++];
-    if (byte > 1) throw this.fail(start, "varint longer than 10 bytes or beyond 64 bits");
-    return this.#done(lo, hi | (byte << 31), p);
-  }
-
-  #done(lo: number, hi: number, p: number): number {
     this.pos = p;
     this.hi = hi >>> 0;
     return lo >>> 0;
@@ -96,6 +109,28 @@ export class Cursor {
 
   /** Reads a field's tag; field number 0 and wire types 3, 4, 6 and 7 are errors. */
   tag(end: number): number {
+    // Canonical tags of one or two bytes (field numbers below 2048) with a valid wire type: nearly all.
+    const b = this.b;
+    const p = this.pos;
+    if (p + 1 < end) {
+      const x = b[p];
+      if (x < 0x80) {
+        if (x >= 8 && ((VALID_WIRE >> (x & 7)) & 1) !== 0) {
+          this.pos = p + 1;
+          return x;
+        }
+      } else {
+        const y = b[p + 1];
+        if (y !== 0 && y < 0x80 && ((VALID_WIRE >> (x & 7)) & 1) !== 0) {
+          this.pos = p + 2;
+          return (x & 0x7f) | (y << 7);
+        }
+      }
+    }
+    return this.#tagSlow(end);
+  }
+
+  #tagSlow(end: number): number {
     const start = this.pos;
     const t = this.varint(end);
     if (this.hi !== 0 || t >>> 3 === 0) throw this.fail(start, `invalid tag`);
@@ -106,6 +141,18 @@ export class Cursor {
 
   /** Reads a length prefix; returns the end of the value (which starts at `pos`), checked against `end`. */
   len(end: number): number {
+    const p = this.pos;
+    if (p < end) {
+      const x = this.b[p];
+      if (x < 0x80 && x < end - p) {
+        this.pos = p + 1;
+        return p + 1 + x;
+      }
+    }
+    return this.#lenSlow(end);
+  }
+
+  #lenSlow(end: number): number {
     const start = this.pos;
     const n = this.varint(end);
     if (this.hi !== 0 || n > end - this.pos) {
@@ -148,8 +195,19 @@ export class Cursor {
 
   /** A string as Go's `encoding/json` prints it (invalid UTF-8 bytes become U+FFFD one by one). */
   str(end: number): string {
+    const b = this.b;
+    const p = this.pos;
+    // A length of one byte, inline (most strings are shorter than 128 bytes).
+    if (p < end) {
+      const x = b[p];
+      if (x < 0x80 && x < end - p) {
+        const e = p + 1 + x;
+        this.pos = e;
+        return readGoString(b, p + 1, e);
+      }
+    }
     const e = this.len(end);
-    const s = readGoString(this.b, this.pos, e);
+    const s = readGoString(b, this.pos, e);
     this.pos = e;
     return s;
   }

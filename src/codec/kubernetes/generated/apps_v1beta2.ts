@@ -980,7 +980,10 @@ export function m_ScaleStatus(c: Cursor, end: number, o: JsonObject): JsonObject
           }
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:

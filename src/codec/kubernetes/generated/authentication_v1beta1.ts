@@ -216,7 +216,10 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
-          setKey(m, String(k), v === undefined ? [] : v);
+          const key = k;
+          const value = v === undefined ? [] : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:

@@ -187,7 +187,10 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           }
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
-          setKey(m, String(k), v === undefined ? [] : v);
+          const key = k;
+          const value = v === undefined ? [] : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -442,7 +445,10 @@ export function m_PodCertificateRequestSpec(c: Cursor, end: number, o: JsonObjec
           }
           let m = o.unverifiedUserAnnotations as JsonObject | null | undefined;
           if (!m) o.unverifiedUserAnnotations = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:

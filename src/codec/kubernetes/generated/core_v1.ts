@@ -721,7 +721,10 @@ export function m_ConfigMap(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.data as JsonObject | null | undefined;
           if (!m) o.data = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -737,7 +740,10 @@ export function m_ConfigMap(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.binaryData as JsonObject | null | undefined;
           if (!m) o.binaryData = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -1550,7 +1556,10 @@ export function m_ContainerStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           }
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 90:
@@ -1659,7 +1668,10 @@ export function m_CSIPersistentVolumeSource(c: Cursor, end: number, o: JsonObjec
           }
           let m = o.volumeAttributes as JsonObject | null | undefined;
           if (!m) o.volumeAttributes = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 50:
@@ -1740,7 +1752,10 @@ export function m_CSIVolumeSource(c: Cursor, end: number, o: JsonObject): JsonOb
           }
           let m = o.volumeAttributes as JsonObject | null | undefined;
           if (!m) o.volumeAttributes = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 42:
@@ -2833,7 +2848,10 @@ export function m_FlexPersistentVolumeSource(c: Cursor, end: number, o: JsonObje
           }
           let m = o.options as JsonObject | null | undefined;
           if (!m) o.options = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -2889,7 +2907,10 @@ export function m_FlexVolumeSource(c: Cursor, end: number, o: JsonObject): JsonO
           }
           let m = o.options as JsonObject | null | undefined;
           if (!m) o.options = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -3643,7 +3664,10 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           }
           let m = o.max as JsonObject | null | undefined;
           if (!m) o.max = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -3659,7 +3683,10 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           }
           let m = o.min as JsonObject | null | undefined;
           if (!m) o.min = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 34:
@@ -3675,7 +3702,10 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           }
           let m = o.default as JsonObject | null | undefined;
           if (!m) o.default = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 42:
@@ -3691,7 +3721,10 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           }
           let m = o.defaultRequest as JsonObject | null | undefined;
           if (!m) o.defaultRequest = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 50:
@@ -3707,7 +3740,10 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           }
           let m = o.maxLimitRequestRatio as JsonObject | null | undefined;
           if (!m) o.maxLimitRequestRatio = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -4887,7 +4923,10 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -4903,7 +4942,10 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.allocatable as JsonObject | null | undefined;
           if (!m) o.allocatable = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -5426,7 +5468,10 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           }
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 34:
@@ -5450,7 +5495,10 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           }
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 58:
@@ -5466,7 +5514,10 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           }
           let m = o.allocatedResourceStatuses as JsonObject | null | undefined;
           if (!m) o.allocatedResourceStatuses = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 66:
@@ -5724,7 +5775,10 @@ export function m_PersistentVolumeSpec(c: Cursor, end: number, o: JsonObject): J
           }
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -6132,7 +6186,10 @@ export function m_PodCertificateProjection(c: Cursor, end: number, o: JsonObject
           }
           let m = o.userAnnotations as JsonObject | null | undefined;
           if (!m) o.userAnnotations = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 64:
@@ -6906,7 +6963,10 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.nodeSelector as JsonObject | null | undefined;
           if (!m) o.nodeSelector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 66:
@@ -7055,7 +7115,10 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.overhead as JsonObject | null | undefined;
           if (!m) o.overhead = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 266:
@@ -7274,7 +7337,10 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 162:
@@ -8013,7 +8079,10 @@ export function m_ReplicationControllerSpec(c: Cursor, end: number, o: JsonObjec
           }
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -8270,7 +8339,10 @@ export function m_ResourceQuotaSpec(c: Cursor, end: number, o: JsonObject): Json
           }
           let m = o.hard as JsonObject | null | undefined;
           if (!m) o.hard = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -8316,7 +8388,10 @@ export function m_ResourceQuotaStatus(c: Cursor, end: number, o: JsonObject): Js
           }
           let m = o.hard as JsonObject | null | undefined;
           if (!m) o.hard = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -8332,7 +8407,10 @@ export function m_ResourceQuotaStatus(c: Cursor, end: number, o: JsonObject): Js
           }
           let m = o.used as JsonObject | null | undefined;
           if (!m) o.used = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -8367,7 +8445,10 @@ export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): J
           }
           let m = o.limits as JsonObject | null | undefined;
           if (!m) o.limits = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -8383,7 +8464,10 @@ export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): J
           }
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -8711,7 +8795,10 @@ export function m_Secret(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.data as JsonObject | null | undefined;
           if (!m) o.data = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 34:
@@ -8727,7 +8814,10 @@ export function m_Secret(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.stringData as JsonObject | null | undefined;
           if (!m) o.stringData = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -9359,7 +9449,10 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           }
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -10295,7 +10388,10 @@ export function m_VolumeResourceRequirements(c: Cursor, end: number, o: JsonObje
           }
           let m = o.limits as JsonObject | null | undefined;
           if (!m) o.limits = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -10311,7 +10407,10 @@ export function m_VolumeResourceRequirements(c: Cursor, end: number, o: JsonObje
           }
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:

@@ -53,7 +53,10 @@ export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.topology as JsonObject | null | undefined;
           if (!m) o.topology = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 50:

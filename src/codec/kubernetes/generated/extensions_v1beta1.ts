@@ -423,7 +423,10 @@ export function m_DeploymentRollback(c: Cursor, end: number, o: JsonObject): Jso
           }
           let m = o.updatedAnnotations as JsonObject | null | undefined;
           if (!m) o.updatedAnnotations = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -1649,7 +1652,10 @@ export function m_ScaleStatus(c: Cursor, end: number, o: JsonObject): JsonObject
           }
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:

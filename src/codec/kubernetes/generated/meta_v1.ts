@@ -179,7 +179,10 @@ export function m_LabelSelector(c: Cursor, end: number, o: JsonObject): JsonObje
           }
           let m = o.matchLabels as JsonObject | null | undefined;
           if (!m) o.matchLabels = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:
@@ -425,7 +428,10 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.labels as JsonObject | null | undefined;
           if (!m) o.labels = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 98:
@@ -441,7 +447,10 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.annotations as JsonObject | null | undefined;
           if (!m) o.annotations = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 106:

@@ -36,7 +36,10 @@ export function m_Overhead(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.podFixed as JsonObject | null | undefined;
           if (!m) o.podFixed = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -136,7 +139,10 @@ export function m_Scheduling(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.nodeSelector as JsonObject | null | undefined;
           if (!m) o.nodeSelector = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 18:

@@ -169,7 +169,10 @@ export function m_PodDisruptionBudgetStatus(c: Cursor, end: number, o: JsonObjec
           }
           let m = o.disruptedPods as JsonObject | null | undefined;
           if (!m) o.disruptedPods = m = {};
-          setKey(m, String(k), v === undefined ? null : v);
+          const key = k;
+          const value = v === undefined ? null : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 24:

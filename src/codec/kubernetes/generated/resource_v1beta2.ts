@@ -181,7 +181,10 @@ export function m_CapacityRequirements(c: Cursor, end: number, o: JsonObject): J
           }
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -265,7 +268,10 @@ export function m_CounterSet(c: Cursor, end: number, o: JsonObject): JsonObject 
           }
           let m = o.counters as JsonObject | null | undefined;
           if (!m) o.counters = m = {};
-          setKey(m, String(k), v === undefined ? f_Counter({}) : v);
+          const key = k;
+          const value = v === undefined ? f_Counter({}) : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -304,7 +310,10 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.attributes as JsonObject | null | undefined;
           if (!m) o.attributes = m = {};
-          setKey(m, String(k), v === undefined ? f_DeviceAttribute({}) : v);
+          const key = k;
+          const value = v === undefined ? f_DeviceAttribute({}) : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -320,7 +329,10 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
-          setKey(m, String(k), v === undefined ? f_DeviceCapacity({}) : v);
+          const key = k;
+          const value = v === undefined ? f_DeviceCapacity({}) : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 34:
@@ -383,7 +395,10 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           }
           let m = o.nodeAllocatableResources as JsonObject | null | undefined;
           if (!m) o.nodeAllocatableResources = m = {};
-          setKey(m, String(k), v === undefined ? f_NodeAllocatableResource({}) : v);
+          const key = k;
+          const value = v === undefined ? f_NodeAllocatableResource({}) : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:
@@ -851,7 +866,10 @@ export function m_DeviceCounterConsumption(c: Cursor, end: number, o: JsonObject
           }
           let m = o.counters as JsonObject | null | undefined;
           if (!m) o.counters = m = {};
-          setKey(m, String(k), v === undefined ? f_Counter({}) : v);
+          const key = k;
+          const value = v === undefined ? f_Counter({}) : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -998,7 +1016,10 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           }
           let m = o.consumedCapacity as JsonObject | null | undefined;
           if (!m) o.consumedCapacity = m = {};
-          setKey(m, String(k), v === undefined ? "0" : v);
+          const key = k;
+          const value = v === undefined ? "0" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 90:

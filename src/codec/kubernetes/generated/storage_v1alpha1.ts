@@ -235,7 +235,10 @@ export function m_VolumeAttachmentStatus(c: Cursor, end: number, o: JsonObject):
           }
           let m = o.attachmentMetadata as JsonObject | null | undefined;
           if (!m) o.attachmentMetadata = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -283,7 +286,10 @@ export function m_VolumeAttributesClass(c: Cursor, end: number, o: JsonObject): 
           }
           let m = o.parameters as JsonObject | null | undefined;
           if (!m) o.parameters = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:

@@ -396,7 +396,10 @@ export function m_StorageClass(c: Cursor, end: number, o: JsonObject): JsonObjec
           }
           let m = o.parameters as JsonObject | null | undefined;
           if (!m) o.parameters = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 34:
@@ -717,7 +720,10 @@ export function m_VolumeAttachmentStatus(c: Cursor, end: number, o: JsonObject):
           }
           let m = o.attachmentMetadata as JsonObject | null | undefined;
           if (!m) o.attachmentMetadata = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       case 26:
@@ -765,7 +771,10 @@ export function m_VolumeAttributesClass(c: Cursor, end: number, o: JsonObject): 
           }
           let m = o.parameters as JsonObject | null | undefined;
           if (!m) o.parameters = m = {};
-          setKey(m, String(k), v === undefined ? "" : v);
+          const key = k;
+          const value = v === undefined ? "" : v;
+          if (key !== "__proto__") m[key] = value;
+          else setKey(m, key, value);
         }
         break;
       default:

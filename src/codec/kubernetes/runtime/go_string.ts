@@ -20,6 +20,9 @@ const INTERN_BITS = 12;
 const INTERN_MASK = (1 << INTERN_BITS) - 1;
 // Direct-mapped: a colliding string simply replaces the previous one.
 const interned: (string | undefined)[] = new Array<string | undefined>(1 << INTERN_BITS).fill(undefined);
+// Each entry's length (0: empty slot) and bytes (INTERN_MAX per slot).
+const internedLength = new Uint8Array(1 << INTERN_BITS);
+const internedBytes = new Uint8Array((1 << INTERN_BITS) * INTERN_MAX);
 // Chunk size for String.fromCharCode.apply over code units (far below engines' argument limits).
 const CHUNK = 4096;
 
@@ -35,8 +38,8 @@ const fromCharCode = String.fromCharCode;
  * with a single U+FFFD: `E2 82 41` is `"\uFFFD\uFFFDA"` here and `"\uFFFDA"` for `TextDecoder`; a surrogate
  * `ED A0 80` is three U+FFFD in both.
  *
- * Cost: ASCII strings of up to 32 bytes are hashed and looked up in a small intern table (a hit allocates nothing;
- * a miss builds the string from 8-byte `String.fromCharCode` chunks); anything else is one `TextDecoder.decode` of
+ * Cost: ASCII strings of up to 32 bytes are looked up in a small intern table by a hash of their length and six
+ * of their bytes, then compared in full (a hit allocates nothing; a miss builds the string from 8-byte `String.fromCharCode` chunks); anything else is one `TextDecoder.decode` of
  * a `subarray` view; only input containing U+FFFD or ill-formed sequences takes the byte-wise Go path.
  *
  * @param bytes The buffer holding the string's bytes (not copied, not retained).
@@ -47,24 +50,31 @@ export function readGoString(bytes: Uint8Array, start: number, end: number): str
   const length = end - start;
   if (length <= INTERN_MAX) {
     if (length <= 0) return "";
-    // FNV-1a over the bytes, and the OR of all bytes to see whether they are ASCII.
-    let hash = 0x811c9dc5 ^ length;
-    let any = 0;
-    for (let i = start; i < end; i++) {
-      const b = bytes[i];
-      any |= b;
-      hash = Math.imul(hash ^ b, 0x01000193);
+    // The slot: a hash of the length and a few bytes at both ends and the middle (where strings of the same length
+    // that repeat in objects tend to differ: "worker-1"/"worker-2", "False"/"True"...); the compare below checks all.
+    const last = end - 1;
+    let hash = Math.imul(length ^ bytes[start], 0x01000193);
+    hash = Math.imul(hash ^ bytes[last], 0x01000193);
+    hash = Math.imul(hash ^ bytes[start + (length >>> 1)], 0x01000193);
+    hash = Math.imul(hash ^ bytes[start + (length >>> 2)], 0x01000193);
+    hash = Math.imul(hash ^ bytes[start + ((length * 3) >>> 2)], 0x01000193);
+    hash = Math.imul(hash ^ bytes[start + ((length * 7) >>> 3)], 0x01000193);
+    const slot = (hash ^ (hash >>> 15)) & INTERN_MASK;
+    // The entry's bytes are compared rather than its string's code units: typed-array loads are the cheapest
+    // compare in every engine. Equal to an interned (ASCII) entry: the bytes are that ASCII.
+    const at = slot * INTERN_MAX;
+    if (internedLength[slot] === length) {
+      let i = 0;
+      while (i < length && internedBytes[at + i] === bytes[start + i]) i++;
+      if (i === length) return interned[slot]!;
     }
+    let any = 0;
+    for (let i = start; i < end; i++) any |= bytes[i];
     if (any < 0x80) {
-      const slot = (hash ^ (hash >>> 16)) & INTERN_MASK;
-      const cached = interned[slot];
-      if (cached !== undefined && cached.length === length) {
-        let i = 0;
-        while (i < length && cached.charCodeAt(i) === bytes[start + i]) i++;
-        if (i === length) return cached;
-      }
       const s = asciiString(bytes, start, end);
       interned[slot] = s;
+      internedLength[slot] = length;
+      for (let i = 0; i < length; i++) internedBytes[at + i] = bytes[start + i];
       return s;
     }
   }
