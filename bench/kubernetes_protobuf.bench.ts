@@ -11,6 +11,8 @@
  * - `pb`: `KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects), events counted.
  * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
  * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object.
+ * - reference, `framing-only`: the same framing stage and stream delivery with no decoding at all (one small object
+ *   per frame): the floor under any per-event decoder of this body, metadata mode included.
  *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
  *
@@ -21,6 +23,8 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
+import { FrameSplitter } from "../src/framing/frame_splitter.ts";
+import { DecoderStream } from "../src/streams/decoder_stream.ts";
 import { splitReads, streamOf } from "./data.ts";
 import {
   type Case,
@@ -60,6 +64,21 @@ function repeat(unit: Uint8Array, times: number): Uint8Array {
   const out = new Uint8Array(unit.length * times);
   for (let i = 0; i < times; i++) out.set(unit, i * unit.length);
   return out;
+}
+
+/** The framing (with its copy of frames that span reads) and one stream item per frame, nothing decoded. */
+class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes: number }> {
+  constructor() {
+    const splitter = new FrameSplitter({ flagged: false });
+    super({
+      push(chunk, emit) {
+        splitter.push(chunk, (frame) => emit({ type: "ADDED", bytes: frame.length }));
+      },
+      finish() {
+        splitter.finish();
+      },
+    });
+  }
 }
 
 async function count(stream: ReadableStream<unknown>): Promise<number> {
@@ -124,6 +143,11 @@ for (const k of KINDS) {
       run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
     },
     {
+      name: "framing-only",
+      expect: events,
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream())),
+    },
+    {
       name: "core-json",
       expect: lines.length,
       run: () => {
@@ -156,6 +180,7 @@ for (const k of KINDS) {
   const vsJson = pairedRatio(t, "json", "pb");
   const metaVsPb = pairedRatio(t, "pb", "pb-meta");
   const cores = pairedRatio(t, "core-json", "core-pb");
+  const floor = pairedRatio(t, "pb", "framing-only");
   sections.push({
     title: `${k.name}: ${events} events; ${line.length} B of JSON, ${frame.length} B of protobuf per event`,
     columns: ["case", "MB/s (of its own input)", "events/s", "µs/event", "ratio (IQR)", "target", "met"],
@@ -186,6 +211,15 @@ for (const k of KINDS) {
         `${fmt.ratio(metaVsPb)} vs full`,
         "≥ 5x",
         metaVsPb.median >= 5 ? "yes" : "**no**",
+      ],
+      [
+        "reference: framing + stream delivery only, nothing decoded (the floor of any mode)",
+        fmt.mbps(pbBody.length, ms("framing-only")),
+        fmt.rate(events, ms("framing-only")),
+        fmt.us(ms("framing-only"), events),
+        `${fmt.ratio(floor)} vs full`,
+        "",
+        "",
       ],
       [
         "core, no streams: `JSON.parse` of each line",
