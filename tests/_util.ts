@@ -2,6 +2,8 @@
  * Shared test helpers: byte streams from chunk lists, collecting streams, and the fast-check arbitrary that splits
  * an input into chunks (down to single bytes) for split-invariance properties.
  */
+import { spawnSync } from "node:child_process";
+import process from "node:process";
 import fc from "fast-check";
 import { DecodeError } from "../mod.ts";
 
@@ -105,4 +107,36 @@ export async function assertSplitInvariant<T>(
 /** Decodes bytes to text (for payload comparisons). */
 export function text(parts: Uint8Array[] | Uint8Array): string {
   return new TextDecoder().decode(Array.isArray(parts) ? concat(parts) : parts);
+}
+
+/** Which runtime runs the tests. */
+export function currentRuntime(): "node" | "deno" | "bun" {
+  const g = globalThis as { Deno?: unknown; Bun?: unknown };
+  return g.Deno ? "deno" : g.Bun ? "bun" : "node";
+}
+
+/**
+ * Runs the script `child` in a fresh process of the current runtime with code generation from strings forbidden where
+ * the engine can forbid it (V8's flag in Node and Deno; Bun has none, the script must replace `Function` itself), and
+ * returns the JSON object it prints last on stdout; a non-zero exit fails with its stderr.
+ */
+export function runWithoutCodegen(child: string, root: string): Record<string, unknown> {
+  const runtime = currentRuntime();
+  const g = globalThis as { Deno?: { execPath(): string } };
+  const command = runtime === "deno"
+    ? [
+      g.Deno!.execPath(),
+      "run",
+      "-A",
+      "--config",
+      `${root}/deno.json`,
+      "--v8-flags=--disallow-code-generation-from-strings",
+      child,
+    ]
+    : runtime === "bun"
+    ? [process.execPath, child]
+    : [process.execPath, "--import", "tsx", "--disallow-code-generation-from-strings", child];
+  const r = spawnSync(command[0], command.slice(1), { cwd: root, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`child exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!);
 }

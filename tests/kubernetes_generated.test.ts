@@ -6,12 +6,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { builtinDecoders, DecodeError, ProtobufReader } from "../mod.ts";
+import { currentRuntime, runWithoutCodegen } from "./_util.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const streams = join(root, "fixtures/kubernetes/streams");
@@ -185,9 +185,7 @@ test("generated decoders: no eval or Function in the generated code or its runti
 });
 
 test("generated decoders: every fixture decodes in a fresh process where code generation from strings is forbidden", () => {
-  // deno-lint-ignore no-explicit-any
-  const g = globalThis as any;
-  const runtime = g.Deno ? "deno" : g.Bun ? "bun" : "node";
+  const runtime = currentRuntime();
   const dir = mkdtempSync(join(tmpdir(), "watchwire-nocodegen-"));
   const child = join(dir, "child.mjs");
   writeFileSync(
@@ -219,23 +217,8 @@ for (const name of readdirSync(dir).filter((n) => n.endsWith(".pb"))) {
 console.log(JSON.stringify({ codegen, attempts, events }));
 `,
   );
-  const command = runtime === "deno"
-    ? [
-      g.Deno.execPath(),
-      "run",
-      "-A",
-      "--config",
-      join(root, "deno.json"),
-      "--v8-flags=--disallow-code-generation-from-strings",
-      child,
-    ]
-    : runtime === "bun"
-    ? [process.execPath, child]
-    : [process.execPath, "--import", "tsx", "--disallow-code-generation-from-strings", child];
   try {
-    const r = spawnSync(command[0], command.slice(1), { cwd: root, encoding: "utf8" });
-    assert.equal(r.status, 0, r.stderr);
-    const report = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    const report = runWithoutCodegen(child, root) as { attempts: number; events: number; codegen: string };
     assert.equal(report.attempts, 0);
     assert.ok(report.events >= 4 * 328, `${report.events} events`);
     // Node and Deno run the child with V8's code generation from strings off, as in a Worker; Bun has no such flag.

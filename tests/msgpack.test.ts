@@ -9,11 +9,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
@@ -21,7 +19,18 @@ import type { WatchEvent } from "../src/events.ts";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
-import { assertSplitInvariant, bytewise, concat, drain, errorKey, streamOf, text, utf8 } from "./_util.ts";
+import {
+  assertSplitInvariant,
+  bytewise,
+  concat,
+  currentRuntime,
+  drain,
+  errorKey,
+  runWithoutCodegen,
+  streamOf,
+  text,
+  utf8,
+} from "./_util.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const fixtures = join(root, "fixtures");
@@ -482,9 +491,7 @@ test("msgpack: random garbage after the header fails with a DecodeError inside t
 // ---- where Function is forbidden ----
 
 test("msgpack: round trips in a fresh process where Function is forbidden (msgpackr falls back, same events)", async () => {
-  // deno-lint-ignore no-explicit-any
-  const g = globalThis as any;
-  const runtime = g.Deno ? "deno" : g.Bun ? "bun" : "node";
+  const runtime = currentRuntime();
   const dir = mkdtempSync(join(tmpdir(), "watchwire-msgpack-"));
   const fixture = join(fixtures, "node-http-watch.events.ndjson");
   const events = fixtureEvents("node-http-watch.events.ndjson");
@@ -530,17 +537,9 @@ console.log(JSON.stringify({ attempts, codegen, decoded: decoded.length }));
 `,
   );
   const twice = [...events, ...events];
-  const V8_NO_CODEGEN = "--v8-flags=--disallow-code-generation-from-strings";
   writeFileSync(fromParent, concat(await encode(twice)));
-  const command = runtime === "deno"
-    ? [g.Deno.execPath(), "run", "-A", "--config", join(root, "deno.json"), V8_NO_CODEGEN, child]
-    : runtime === "bun"
-    ? [process.execPath, child]
-    : [process.execPath, "--import", "tsx", "--disallow-code-generation-from-strings", child];
   try {
-    const r = spawnSync(command[0], command.slice(1), { cwd: root, encoding: "utf8" });
-    assert.equal(r.status, 0, r.stderr);
-    const report = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    const report = runWithoutCodegen(child, root) as { attempts: number; decoded: number; codegen: string };
     assert.equal(report.decoded, twice.length);
     assert.ok(report.attempts > 0, "msgpackr never tried new Function: the fallback was not exercised");
     // Node and Deno run the child with V8's code generation from strings off, as in a Worker; Bun has no such flag.
