@@ -484,13 +484,31 @@ test("k8s protobuf watch: metadata mode decodes metadata only; decode() gives th
 
 test("k8s protobuf watch: lazy objects keep their own bytes, not the input chunk", async () => {
   const input = framed(...sequence);
-  // Frames inside one chunk: each object copies its raw bytes.
+  // Frames inside one chunk: each object copies its raw bytes, a small one into a shared 32 KiB block.
   const { values } = await drain(fused({ mode: "metadata" })(streamOf([input])));
   for (const event of values.slice(0, 4)) {
     const o = event.object as KubernetesProtobufObject;
-    assert.equal(o.raw.buffer.byteLength, o.raw.length, "a copy of exactly the object's bytes");
+    assert.ok(o.raw.buffer.byteLength <= 32 * 1024, "at most a 32 KiB block kept alive");
     assert.notEqual(o.raw.buffer, input.buffer);
   }
+  // Many objects, blocks filling up one after another: every copy stays intact (a block is never written again).
+  const many = framed(...Array.from({ length: 2000 }, (_, i) => sequence[i % 4]));
+  const kept = await drain(fused({ mode: "metadata" })(streamOf([many])));
+  const full = await drain(fused({})(streamOf([many])));
+  assert.equal(kept.values.length, 2000);
+  const blocks = new Set<ArrayBufferLike>();
+  for (let i = 0; i < 2000; i++) {
+    const o = kept.values[i].object as KubernetesProtobufObject;
+    blocks.add(o.raw.buffer);
+    assert.deepEqual(o.decode(), full.values[i].object, `object ${i}`);
+  }
+  assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} blocks`);
+  // A large object (over 8 KiB) gets a buffer of exactly its size.
+  const bigLabel = "x".repeat(9000);
+  const big = envelope("example.com/v1", "Widget", [...len(1, meta("big", "9")), ...len(2, len(1, bigLabel))]);
+  const bigRun = await drain(fused({ mode: "metadata" })(streamOf([framed(watchEvent("ADDED", big))])));
+  const bigObject = bigRun.values[0].object as KubernetesProtobufObject;
+  assert.equal(bigObject.raw.buffer.byteLength, bigObject.raw.length);
   // Frames that span chunks are copied once by the framing: the object keeps a view of that frame only.
   const single = await drain(fused({ mode: "metadata" })(streamOf(bytewise(input))));
   for (let i = 0; i < 4; i++) {

@@ -12,6 +12,7 @@ import { parseKubernetesEnvelope, readString, type StringReader } from "./envelo
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
 import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
+import { BytePool } from "./byte_pool.ts";
 
 /**
  * How objects are decoded: `"full"` (the default) decodes every object of a known kind in full; `"metadata"` decodes
@@ -141,6 +142,7 @@ export class KubernetesObjectReader {
   readonly decoders: KubernetesProtobufDecoders;
   readonly metadataOnly: boolean;
   readonly strings: StringReader;
+  readonly #pool = new BytePool();
 
   constructor(options: KubernetesProtobufOptions = {}, strings: StringReader = readString) {
     this.decoders = options.decoders ?? builtinDecoders;
@@ -186,8 +188,8 @@ export class KubernetesObjectReader {
       return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
     }
     // Partial: metadata now, the bytes for later. A view of a chunk would keep the whole chunk alive (other events
-    // too) for as long as the object lives; a copy of the object's own bytes keeps just those.
-    const raw = owned ? bytes.subarray(rawStart, rawEnd) : bytes.slice(rawStart, rawEnd);
+    // too) for as long as the object lives; a copy keeps just those (small ones in a shared 32 KiB block: BytePool).
+    const raw = owned ? bytes.subarray(rawStart, rawEnd) : this.#pool.copy(bytes, rawStart, rawEnd);
     const rawOffset = baseOffset + rawStart;
     const lazy = this.metadataOnly && metadataDecoder === objectMeta;
     const metadata = this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy);

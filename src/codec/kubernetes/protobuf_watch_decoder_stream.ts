@@ -29,7 +29,9 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * Objects are decoded by `options.decoders` (default: every built-in kind) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
  * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes holds a
- * copy of its own bytes (or a view of its frame, when the frame had to be copied anyway), never the input chunk.
+ * copy of its own bytes (up to 8 KiB in a 32 KiB block shared with other small copies, as Node's `Buffer` pool does:
+ * at most 32 KiB kept alive by it), or a view of its frame when the frame had to be copied anyway, never the input
+ * chunk.
  *
  * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
  * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a
