@@ -50,7 +50,6 @@ export {
   hasKubernetesProtobufMagic,
   type KubernetesEnvelope,
   parseKubernetesEnvelope,
-  type StringReader,
 } from "./src/codec/kubernetes/envelope.ts";
 export * from "./src/codec/kubernetes/protobuf_object.ts";
 export {

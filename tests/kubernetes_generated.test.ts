@@ -129,6 +129,14 @@ test("generated decoders: a known field with the wrong wire type is an error at 
     () => decode(nested),
     (e) => e instanceof DecodeError && e.code === "MESSAGE_INVALID" && e.offset === tagAt && /PodSpec/.test(e.message),
   );
+  // A two-byte tag: subdomain (PodSpec field 17, a string) sent as a varint; the offset is still the tag's first byte.
+  const nested17 = withInsideField(pod, 2, [...varint((17 << 3) | 0), 1]);
+  const tag17At = specStart[2] + 1 + varint(specStart[4] - specStart[3] + 3).length + (specStart[4] - specStart[3]);
+  assert.throws(
+    () => decode(nested17),
+    (e) =>
+      e instanceof DecodeError && e.code === "MESSAGE_INVALID" && e.offset === tag17At && /field 17/.test(e.message),
+  );
 });
 
 test("generated decoders: a nested length past its message, and truncation anywhere, are errors, never a hang", () => {

@@ -7,8 +7,8 @@
 import { DecodeError } from "../../errors.ts";
 import type { ObjectMeta } from "../../events.ts";
 import { builtinDecoders } from "./generated/all.ts";
-import { Cursor } from "./wire.ts";
-import { parseKubernetesEnvelope, readString, type StringReader } from "./envelope.ts";
+import { ProtobufCursor } from "../protobuf/cursor.ts";
+import { parseKubernetesEnvelope } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
 import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
@@ -59,9 +59,6 @@ interface LazyCollections {
   ranges: number[];
 }
 
-// For skipping fields: no field number is checked for its wire type.
-const NO_FIELDS = new Uint8Array(0);
-
 const lazyCollections = new WeakMap<object, LazyCollections>();
 
 /** Sets a collection's property to a plain value (on first read, or when assigned). */
@@ -102,7 +99,7 @@ function lazyObjectMeta(
   baseOffset: number,
   decode: ObjectDecoder,
 ): ObjectMeta {
-  const c = new Cursor(raw, start, baseOffset);
+  const c = new ProtobufCursor(raw, start, baseOffset);
   // The collections present: [field number, start of its first occurrence, end of its last] each.
   const ranges: number[] = [];
   let last = 0;
@@ -110,7 +107,7 @@ function lazyObjectMeta(
     const at = c.pos;
     const tag = c.tag(end);
     const field = tag >>> 3;
-    c.other(tag, end, NO_FIELDS, "ObjectMeta");
+    c.skip(tag, end);
     const collection = field === 11 || field === 12 || field === 13 || field === 14 || field === 17;
     if (field < last || (ranges.length > 0 && !collection)) {
       return decode(raw, start, end, {}, baseOffset) as ObjectMeta; // not in Go's order
@@ -135,21 +132,19 @@ function essence(contentType: string): string {
 }
 
 /**
- * Turns envelopes into objects for one decoding run (a watch stream, or one object): the decoders, the mode, and a
- * cache for the `kind` and `apiVersion` strings every event repeats.
+ * Turns envelopes into objects for one decoding run (a watch stream, or one object): the decoders, the mode, and the
+ * pool that kept copies come from.
  */
 export class KubernetesObjectReader {
   readonly decoders: KubernetesProtobufDecoders;
   readonly metadataOnly: boolean;
-  readonly strings: StringReader;
   readonly #pool = new BytePool();
 
-  constructor(options: KubernetesProtobufOptions = {}, strings: StringReader = readString) {
+  constructor(options: KubernetesProtobufOptions = {}) {
     this.decoders = options.decoders ?? builtinDecoders;
     const mode = options.mode ?? "full";
     if (mode !== "full" && mode !== "metadata") throw new RangeError(`mode must be "full" or "metadata", not ${mode}`);
     this.metadataOnly = mode === "metadata";
-    this.strings = strings;
   }
 
   /** The decoder of a kind: the decoders', else the generated one for `meta.v1.Status` (ERROR events always decode). */
@@ -165,7 +160,7 @@ export class KubernetesObjectReader {
    * else needs (a lazy object may keep a view of it instead of copying its bytes).
    */
   read(bytes: Uint8Array, start: number, end: number, baseOffset: number, full: boolean, owned: boolean): JsonObject {
-    const envelope = parseKubernetesEnvelope(bytes, baseOffset, start, end, this.strings);
+    const envelope = parseKubernetesEnvelope(bytes, baseOffset, start, end);
     const { kind, apiVersion, rawStart, rawEnd, contentType } = envelope;
     if (contentType !== "") {
       const type = essence(contentType);
@@ -208,7 +203,7 @@ export class KubernetesObjectReader {
    * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}).
    */
   #metadata(raw: Uint8Array, baseOffset: number, decode: ObjectDecoder, lazy: boolean): ObjectMeta {
-    const c = new Cursor(raw, 0, baseOffset);
+    const c = new ProtobufCursor(raw, 0, baseOffset);
     const rawEnd = raw.length;
     let metadata: JsonObject | undefined;
     let start = -1;
@@ -217,7 +212,7 @@ export class KubernetesObjectReader {
       const at = c.pos;
       const tag = c.tag(rawEnd);
       if (tag >>> 3 !== 1) {
-        c.other(tag, rawEnd, NO_FIELDS, "object");
+        c.skip(tag, rawEnd);
         continue;
       }
       if ((tag & 7) !== 2) throw c.fail(at, `wrong wire type ${tag & 7} for metadata (field 1)`);

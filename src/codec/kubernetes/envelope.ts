@@ -5,12 +5,11 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import { Cursor } from "./wire.ts";
+import { ProtobufCursor } from "../protobuf/cursor.ts";
+import { readGoString } from "./runtime/go_string.ts";
 
 /** Wire types of the schema's fields (`LEN` for strings, bytes and messages). */
 const LEN = 2;
-// For skipping unknown fields: no field number is checked for its wire type.
-const NO_FIELDS = new Uint8Array(0);
 
 /**
  * Whether `bytes[start..]` begins with `k8s\0`, the magic every Kubernetes protobuf serialization of an object starts
@@ -49,49 +48,7 @@ export interface KubernetesEnvelope {
   contentTypeOffset: number;
 }
 
-/** Turns string bytes into a string; {@linkcode StringCache} reuses the strings of repeated values. */
-export type StringReader = (bytes: Uint8Array, start: number, end: number) => string;
-
-// Go's generated code takes strings as they come and encoding/json writes invalid UTF-8 as U+FFFD: no fatal decoding.
-const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** Decodes UTF-8 as Go's `encoding/json` prints a Go string that holds it: invalid sequences become U+FFFD. */
-export const readString: StringReader = (bytes, start, end) =>
-  start === end ? "" : lenient.decode(bytes.subarray(start, end));
-
-/**
- * A few recently seen strings, by their bytes: a watch repeats the same `apiVersion` and `kind` in every event, and
- * comparing a dozen bytes costs less than decoding them (and keeps one string instance for all events).
- */
-export class StringCache {
-  readonly #bytes: Uint8Array[] = [];
-  readonly #strings: string[] = [];
-  #next = 0;
-
-  constructor(readonly size = 8) {}
-
-  /** The string of `bytes[start..end)`. */
-  readonly read: StringReader = (bytes, start, end) => {
-    const n = end - start;
-    const cached = this.#bytes;
-    search: for (let k = 0; k < cached.length; k++) {
-      const c = cached[k];
-      if (c.length !== n) continue;
-      for (let i = 0; i < n; i++) if (c[i] !== bytes[start + i]) continue search;
-      return this.#strings[k];
-    }
-    const s = readString(bytes, start, end);
-    if (n <= 64) {
-      const k = this.#next;
-      this.#next = (k + 1) % this.size;
-      cached[k] = bytes.slice(start, end);
-      this.#strings[k] = s;
-    }
-    return s;
-  };
-}
-
-function wrongWireType(c: Cursor, at: number, tag: number, message: string, field: string): DecodeError {
+function wrongWireType(c: ProtobufCursor, at: number, tag: number, message: string, field: string): DecodeError {
   return c.fail(at, `wrong wire type ${tag & 7} for ${message}.${field} (field ${tag >>> 3})`);
 }
 
@@ -120,7 +77,6 @@ export function parseKubernetesEnvelope(
   baseOffset = 0,
   start = 0,
   end: number = bytes.length,
-  strings: StringReader = readString,
 ): KubernetesEnvelope {
   if (!magicAt(bytes, start, end)) {
     throw new DecodeError(
@@ -131,8 +87,8 @@ export function parseKubernetesEnvelope(
         : "kubernetes protobuf: object does not start with the k8s\\0 magic",
     );
   }
-  // A Cursor reads the fields in place (no view or reader per field: this runs once per event).
-  const c = new Cursor(bytes, start + 4, baseOffset);
+  // A cursor reads the fields in place (no view or reader per field: this runs once per event).
+  const c = new ProtobufCursor(bytes, start + 4, baseOffset);
   let apiVersion = "";
   let kind = "";
   let rawStart = c.pos;
@@ -146,7 +102,7 @@ export function parseKubernetesEnvelope(
     const tag = c.tag(end);
     const field = tag >>> 3;
     if (field > 4) {
-      c.other(tag, end, NO_FIELDS, "runtime.Unknown");
+      c.skip(tag, end);
       continue;
     }
     if ((tag & 7) !== LEN) {
@@ -164,20 +120,20 @@ export function parseKubernetesEnvelope(
     switch (field) {
       case 1: {
         // typeMeta: an embedded message; a second occurrence merges into the first, as Go's Unmarshal does.
-        const t = new Cursor(bytes, vs, baseOffset);
+        const t = new ProtobufCursor(bytes, vs, baseOffset);
         while (t.pos < ve) {
           const tat = t.pos;
           const ttag = t.tag(ve);
           const tfield = ttag >>> 3;
           if (tfield !== 1 && tfield !== 2) {
-            t.other(ttag, ve, NO_FIELDS, "runtime.TypeMeta");
+            t.skip(ttag, ve);
             continue;
           }
           if ((ttag & 7) !== LEN) {
             throw wrongWireType(t, tat, ttag, "runtime.TypeMeta", tfield === 1 ? "apiVersion" : "kind");
           }
           const se = t.len(ve);
-          const text = strings(bytes, t.pos, se);
+          const text = readGoString(bytes, t.pos, se);
           t.pos = se;
           if (tfield === 1) apiVersion = text;
           else kind = text;
@@ -189,11 +145,11 @@ export function parseKubernetesEnvelope(
         rawEnd = ve;
         break;
       case 3:
-        contentEncoding = strings(bytes, vs, ve);
+        contentEncoding = readGoString(bytes, vs, ve);
         contentEncodingAt = at;
         break;
       case 4:
-        contentType = strings(bytes, vs, ve);
+        contentType = readGoString(bytes, vs, ve);
         contentTypeAt = at;
         break;
     }

@@ -6,42 +6,13 @@
  */
 import { DecodeError } from "../../errors.ts";
 import type { WatchEvent, WatchEventType } from "../../events.ts";
-import { Cursor } from "./wire.ts";
+import { ProtobufCursor } from "../protobuf/cursor.ts";
 import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
-import { readString, StringCache } from "./envelope.ts";
+import { readGoString } from "./runtime/go_string.ts";
 
 const LEN = 2;
-// For skipping unknown fields: no field number is checked for its wire type.
-const NO_FIELDS = new Uint8Array(0);
 
-// The type names as bytes, to recognise a frame's type without decoding a string.
-const A = 0x41, B = 0x42, D = 0x44, E = 0x45, F = 0x46, I = 0x49, K = 0x4b, M = 0x4d, O = 0x4f, R = 0x52;
-
-/** The event type of `bytes[start..end)`, or `undefined`. */
-function eventType(b: Uint8Array, s: number, e: number): WatchEventType | undefined {
-  switch (e - s) {
-    case 5:
-      if (b[s] === A && b[s + 1] === D && b[s + 2] === D && b[s + 3] === E && b[s + 4] === D) return "ADDED";
-      if (b[s] === E && b[s + 1] === R && b[s + 2] === R && b[s + 3] === O && b[s + 4] === R) return "ERROR";
-      return undefined;
-    case 7:
-      return b[s] === D && b[s + 1] === E && b[s + 2] === 0x4c && b[s + 3] === E && b[s + 4] === 0x54 &&
-          b[s + 5] === E && b[s + 6] === D
-        ? "DELETED"
-        : undefined;
-    case 8:
-      if (
-        b[s] === M && b[s + 1] === O && b[s + 2] === D && b[s + 3] === I && b[s + 4] === F && b[s + 5] === I &&
-        b[s + 6] === E && b[s + 7] === D
-      ) return "MODIFIED";
-      if (
-        b[s] === B && b[s + 1] === O && b[s + 2] === O && b[s + 3] === K && b[s + 4] === M && b[s + 5] === A &&
-        b[s + 6] === R && b[s + 7] === K
-      ) return "BOOKMARK";
-      return undefined;
-  }
-  return undefined;
-}
+const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
 
 /**
  * Decodes the frames of a Kubernetes protobuf watch (`application/vnd.kubernetes.protobuf;stream=watch`), each a raw
@@ -68,7 +39,7 @@ export class KubernetesProtobufWatchEventDecoder {
   readonly #objects: KubernetesObjectReader;
 
   constructor(options: KubernetesProtobufOptions = {}) {
-    this.#objects = new KubernetesObjectReader(options, new StringCache().read);
+    this.#objects = new KubernetesObjectReader(options);
   }
 
   /**
@@ -81,8 +52,8 @@ export class KubernetesProtobufWatchEventDecoder {
     baseOffset = 0,
     owned: boolean = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength,
   ): WatchEvent<unknown> {
-    // A Cursor rather than a ProtobufReader: it reads fields in place, without a view or a reader per field.
-    const c = new Cursor(frame, 0, baseOffset);
+    // A cursor rather than a ProtobufReader: it reads fields in place, without a view or a reader per field.
+    const c = new ProtobufCursor(frame, 0, baseOffset);
     const end = frame.length;
     let typeAt = -1;
     let typeStart = 0;
@@ -95,7 +66,7 @@ export class KubernetesProtobufWatchEventDecoder {
       const tag = c.tag(end);
       const field = tag >>> 3;
       if (field !== 1 && field !== 2) {
-        c.other(tag, end, NO_FIELDS, "WatchEvent");
+        c.skip(tag, end);
         continue;
       }
       if ((tag & 7) !== LEN) {
@@ -118,7 +89,7 @@ export class KubernetesProtobufWatchEventDecoder {
         const oat = c.pos;
         const otag = c.tag(objectEnd);
         if (otag >>> 3 !== 1) {
-          c.other(otag, objectEnd, NO_FIELDS, "RawExtension");
+          c.skip(otag, objectEnd);
           continue;
         }
         if ((otag & 7) !== LEN) throw c.fail(oat, `wrong wire type ${otag & 7} for RawExtension.raw (field 1)`);
@@ -130,9 +101,10 @@ export class KubernetesProtobufWatchEventDecoder {
     if (typeAt === -1) {
       throw new DecodeError("EVENT_INVALID", baseOffset, "kubernetes protobuf watch: event has no type");
     }
-    const type = eventType(frame, typeStart, typeEnd);
-    if (type === undefined) {
-      const name = readString(frame, typeStart, Math.min(typeEnd, typeStart + 64));
+    // Short ASCII strings are interned by readGoString: the type names cost no allocation.
+    const type = readGoString(frame, typeStart, typeEnd) as WatchEventType;
+    if (!EVENT_TYPES.has(type)) {
+      const name = type.slice(0, 64);
       throw new DecodeError(
         "EVENT_TYPE_UNKNOWN",
         baseOffset + typeAt,

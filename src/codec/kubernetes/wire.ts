@@ -8,6 +8,7 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
+import { ProtobufCursor, tagLength } from "../protobuf/cursor.ts";
 import { readGoString } from "./runtime/go_string.ts";
 import { base64Std } from "./runtime/base64.ts";
 import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
@@ -18,179 +19,19 @@ import type { JsonObject } from "./registry.ts";
 export type { JsonObject };
 
 const TWO_32 = 4294967296;
-// Bit w set for the wire types a tag may carry: 0 (varint), 1 (fixed64), 2 (length-delimited), 5 (fixed32).
-const VALID_WIRE = 0b100111;
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
- * A position in a protobuf message being decoded. Every read takes the `end` of the message it is in (nested
- * messages are read in place, bounded by their own end), so a length or varint that runs past it fails there, as
- * Go's generated `Unmarshal` does.
+ * The cursor the generated decoders run on: the shared protobuf cursor ({@linkcode ProtobufCursor}: varints, tags,
+ * lengths, bounded by the `end` of the message being read) with the Kubernetes renderings of strings and bytes.
  */
-export class Cursor {
-  /** The bytes read. */
-  readonly b: Uint8Array;
-  /** The next byte to read. */
-  pos: number;
-  /** Where `b[0]` is in the input of the stream, for error offsets. */
-  readonly base: number;
-  // The high 32 bits of the last 64-bit varint (its low bits are returned).
-  hi = 0;
+export class Cursor extends ProtobufCursor {
   /** Whether embedded JSON (`FieldsV1`, `RawExtension`) is parsed when first read rather than now (see {@linkcode setRawJson}). */
   readonly lazyJson: boolean;
 
   constructor(bytes: Uint8Array, start: number, baseOffset: number, lazyJson = false) {
-    this.b = bytes;
-    this.pos = start;
-    this.base = baseOffset;
+    super(bytes, start, baseOffset);
     this.lazyJson = lazyJson;
-  }
-
-  /** A `MESSAGE_INVALID` error at `at` in `b`. */
-  fail(at: number, detail: string): DecodeError {
-    return new DecodeError("MESSAGE_INVALID", this.base + at, `protobuf: ${detail}`);
-  }
-
-  /** Reads a varint of up to 64 bits: returns the low 32 bits (unsigned) and leaves the high ones in `hi`. */
-  varint(end: number): number {
-    const b = this.b;
-    const p = this.pos;
-    if (p < end) {
-      const x = b[p];
-      if (x < 0x80) {
-        this.pos = p + 1;
-        this.hi = 0;
-        return x;
-      }
-    }
-    return this.#varintLong(end);
-  }
-
-  // The multi-byte case, out of line so that `varint` stays small enough to inline.
-  #varintLong(end: number): number {
-    const b = this.b;
-    const start = this.pos;
-    let p = start;
-    let lo = 0;
-    let hi = 0;
-    let byte = 0;
-    for (let shift = 0; shift < 28; shift += 7) {
-      if (p >= end) throw this.fail(start, "varint truncated");
-      byte = b[p++];
-      lo |= (byte & 0x7f) << shift;
-      if (byte < 0x80) {
-        this.pos = p;
-        this.hi = 0;
-        return lo >>> 0;
-      }
-    }
-    if (p >= end) throw this.fail(start, "varint truncated");
-    byte = b[p++];
-    lo |= (byte & 0x0f) << 28;
-    hi = (byte & 0x7f) >>> 4;
-    if (byte >= 0x80) {
-      for (let shift = 3; shift < 31; shift += 7) {
-        if (p >= end) throw this.fail(start, "varint truncated");
-        byte = b[p++];
-        hi |= (byte & 0x7f) << shift;
-        if (byte < 0x80) break;
-      }
-      if (byte >= 0x80) {
-        if (p >= end) throw this.fail(start, "varint truncated");
-        byte = b[p++];
-        if (byte > 1) throw this.fail(start, "varint longer than 10 bytes or beyond 64 bits");
-        hi |= byte << 31;
-      }
-    }
-    this.pos = p;
-    this.hi = hi >>> 0;
-    return lo >>> 0;
-  }
-
-  /** Reads a field's tag; field number 0 and wire types 3, 4, 6 and 7 are errors. */
-  tag(end: number): number {
-    // Canonical tags of one or two bytes (field numbers below 2048) with a valid wire type: nearly all.
-    const b = this.b;
-    const p = this.pos;
-    if (p + 1 < end) {
-      const x = b[p];
-      if (x < 0x80) {
-        if (x >= 8 && ((VALID_WIRE >> (x & 7)) & 1) !== 0) {
-          this.pos = p + 1;
-          return x;
-        }
-      } else {
-        const y = b[p + 1];
-        if (y !== 0 && y < 0x80 && ((VALID_WIRE >> (x & 7)) & 1) !== 0) {
-          this.pos = p + 2;
-          return (x & 0x7f) | (y << 7);
-        }
-      }
-    }
-    return this.#tagSlow(end);
-  }
-
-  #tagSlow(end: number): number {
-    const start = this.pos;
-    const t = this.varint(end);
-    if (this.hi !== 0 || t >>> 3 === 0) throw this.fail(start, `invalid tag`);
-    const w = t & 7;
-    if (w === 3 || w === 4 || w > 5) throw this.fail(start, `invalid wire type ${w} in field ${t >>> 3}`);
-    return t;
-  }
-
-  /** Reads a length prefix; returns the end of the value (which starts at `pos`), checked against `end`. */
-  len(end: number): number {
-    const p = this.pos;
-    if (p < end) {
-      const x = this.b[p];
-      if (x < 0x80 && x < end - p) {
-        this.pos = p + 1;
-        return p + 1 + x;
-      }
-    }
-    return this.#lenSlow(end);
-  }
-
-  #lenSlow(end: number): number {
-    const start = this.pos;
-    const n = this.varint(end);
-    if (this.hi !== 0 || n > end - this.pos) {
-      throw this.fail(start, `length ${this.hi * TWO_32 + n} exceeds the ${end - this.pos} bytes left`);
-    }
-    return this.pos + n;
-  }
-
-  /** `int32`: the low 32 bits of the varint, signed (Go's generated code keeps exactly those). */
-  int32(end: number): number {
-    return this.varint(end) | 0;
-  }
-
-  /** `int64` as the nearest double (what `JSON.parse` makes of Go's exact decimal). */
-  int64(end: number): number {
-    const lo = this.varint(end);
-    const hi = this.hi;
-    if (hi < 0x80000000) return hi * TWO_32 + lo;
-    const negLo = (~lo + 1) >>> 0;
-    const negHi = (~hi + (negLo === 0 ? 1 : 0)) >>> 0;
-    return -(negHi * TWO_32 + negLo);
-  }
-
-  /** `uint64` as the nearest double. */
-  uint64(end: number): number {
-    const lo = this.varint(end);
-    return this.hi * TWO_32 + lo;
-  }
-
-  /** `uint32`: the low 32 bits. */
-  uint32(end: number): number {
-    return this.varint(end);
-  }
-
-  /** `bool`: any non-zero varint is true (as Go's `bool(v != 0)`). */
-  bool(end: number): boolean {
-    const lo = this.varint(end);
-    return (lo | this.hi) !== 0;
   }
 
   /** A string as Go's `encoding/json` prints it (invalid UTF-8 bytes become U+FFFD one by one). */
@@ -224,30 +65,9 @@ export class Cursor {
   other(t: number, end: number, known: Uint8Array, where: string): void {
     const n = t >>> 3;
     if (n < known.length && known[n] === 1) {
-      throw this.fail(this.pos - 1, `${where}: field ${n} has the wrong wire type ${t & 7}`);
+      throw this.fail(this.pos - tagLength(t), `${where}: field ${n} has the wrong wire type ${t & 7}`);
     }
-    switch (t & 7) {
-      case 0:
-        this.varint(end);
-        return;
-      case 1:
-        if (end - this.pos < 8) throw this.fail(this.pos, "fixed64 truncated");
-        this.pos += 8;
-        return;
-      case 2:
-        this.pos = this.len(end);
-        return;
-      case 5:
-        if (end - this.pos < 4) throw this.fail(this.pos, "fixed32 truncated");
-        this.pos += 4;
-        return;
-    }
-  }
-
-  /** Packed or unpacked: reads every varint of a packed field into `out` with `read`. */
-  packed(end: number, out: unknown[], read: (c: Cursor, end: number) => number): void {
-    const e = this.len(end);
-    while (this.pos < e) out.push(read(this, e));
+    this.skip(t, end);
   }
 }
 
