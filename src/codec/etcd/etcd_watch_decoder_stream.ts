@@ -7,6 +7,7 @@
 import { DecodeError } from "../../errors.ts";
 import type { GrpcMessage } from "../../framing/grpc_message_stream.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
+import { hasKubernetesProtobufMagic } from "../kubernetes/envelope.ts";
 import {
   decodeEtcdWatchResponse,
   type EtcdEvent,
@@ -201,12 +202,11 @@ export type KubernetesValue =
   /** A JSON object (the API server's JSON storage media type, and CRDs). */
   | { format: "json"; object: Record<string, unknown> };
 
-const K8S_MAGIC = [0x6b, 0x38, 0x73, 0x00]; // "k8s\0"
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * What a value stored by the Kubernetes API server is: `{ format: "protobuf", bytes }` if it starts with the `k8s\0`
- * magic of Kubernetes' protobuf serialization (`bytes` is the whole value, to hand to a Kubernetes protobuf decoder),
+ * magic of Kubernetes' protobuf serialization (`bytes` is the whole value: `decodeKubernetesProtobufObject` decodes it),
  * `{ format: "json", object }` if it is UTF-8 JSON whose top level is an object, else `undefined`.
  *
  * @example
@@ -224,9 +224,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
   const v = kv.value;
-  if (v.length >= 4 && v[0] === K8S_MAGIC[0] && v[1] === K8S_MAGIC[1] && v[2] === K8S_MAGIC[2] && v[3] === 0) {
-    return { format: "protobuf", bytes: v };
-  }
+  if (hasKubernetesProtobufMagic(v)) return { format: "protobuf", bytes: v };
   // Cheap test first: JSON text of an object starts with "{" after optional whitespace.
   let i = 0;
   while (i < v.length && (v[i] === 0x20 || v[i] === 0x09 || v[i] === 0x0a || v[i] === 0x0d)) i++;
