@@ -327,7 +327,7 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
   const max = Math.max(0, ...known);
   const table = Array.from({ length: max + 1 }, (_, i) => (known.includes(i) ? 1 : 0));
   return `
-const K_${name} = Uint8Array.of(${table.join(", ")});
+const K_${name} = /* @__PURE__ */ Uint8Array.of(${table.join(", ")});
 
 /** Decodes a \`${m.go}\` message, \`c.pos\` to \`end\`, into \`o\`. */
 export function ${fn(m.go)}(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -435,7 +435,7 @@ ${entries.join("\n")}
         packageOf(mod)
       }\` (those that decode like a message of an ` +
       `earlier package are imported from there).\n *\n * @module\n */\n` +
-      importLines.join("\n") + "\n" + (usesMap ? "\nconst MAP_ENTRY = Uint8Array.of(0, 1, 1);\n" : "") +
+      importLines.join("\n") + "\n" + (usesMap ? "\nconst MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);\n" : "") +
       bodies.join("") + tail;
     files.set(`${mod}.ts`, body);
   }

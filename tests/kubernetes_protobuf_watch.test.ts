@@ -482,7 +482,7 @@ test("k8s protobuf watch: metadata mode decodes metadata only; decode() gives th
   assert.ok(!(values[4].object instanceof KubernetesProtobufObject));
 });
 
-test("k8s protobuf watch: lazy objects keep their own bytes, not the input chunk", async () => {
+test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of at most four times their size", async () => {
   const input = framed(...sequence);
   // Frames inside one chunk: each object copies its raw bytes, a small one into a shared 32 KiB block.
   const { values } = await drain(fused({ mode: "metadata" })(streamOf([input])));
@@ -503,12 +503,38 @@ test("k8s protobuf watch: lazy objects keep their own bytes, not the input chunk
     assert.deepEqual(o.decode(), full.values[i].object, `object ${i}`);
   }
   assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} blocks`);
-  // A large object (over 8 KiB) gets a buffer of exactly its size.
+  // A large object (over 8 KiB) in a chunk more than four times its size gets a buffer of exactly its size.
   const bigLabel = "x".repeat(9000);
   const big = envelope("example.com/v1", "Widget", [...len(1, meta("big", "9")), ...len(2, len(1, bigLabel))]);
-  const bigRun = await drain(fused({ mode: "metadata" })(streamOf([framed(watchEvent("ADDED", big))])));
+  const padding = framed(...Array.from({ length: 40 }, () => watchEvent("ADDED", big)));
+  const bigChunk = concat([framed(watchEvent("ADDED", big)), padding]);
+  const bigRun = await drain(fused({ mode: "metadata" })(streamOf([bigChunk])));
   const bigObject = bigRun.values[0].object as KubernetesProtobufObject;
+  assert.ok(bigChunk.length > 4 * bigObject.raw.length);
   assert.equal(bigObject.raw.buffer.byteLength, bigObject.raw.length);
+  assert.notEqual(bigObject.raw.buffer, bigChunk.buffer);
+  // One that is at least a quarter of its chunk keeps a view of the chunk: at most four times its size kept alive.
+  const quarterChunk = framed(...Array.from({ length: 3 }, () => watchEvent("ADDED", big)));
+  const quarterRun = await drain(fused({ mode: "metadata" })(streamOf([quarterChunk])));
+  for (const event of quarterRun.values) {
+    const o = event.object as KubernetesProtobufObject;
+    assert.equal(o.raw.buffer, quarterChunk.buffer, "a view of the chunk");
+    assert.ok(o.raw.buffer.byteLength <= 4 * o.raw.length);
+    assert.deepEqual(o.metadata, { name: "big", resourceVersion: "9" });
+  }
+  // The same through the frames-to-events stage, and never for bytes a caller lends (decodeKubernetesProtobufObject).
+  const staged = await drain(
+    streamOf([quarterChunk]).pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
+      new KubernetesProtobufWatchEventDecoderStream({ mode: "metadata" }),
+    ),
+  );
+  for (const event of staged.values) {
+    assert.equal((event.object as KubernetesProtobufObject).raw.buffer, quarterChunk.buffer);
+  }
+  const bigBytes = Uint8Array.from(big);
+  const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata" }) as unknown as KubernetesProtobufObject;
+  assert.notEqual(lent.raw.buffer, bigBytes.buffer);
+  assert.equal(lent.raw.buffer.byteLength, lent.raw.length);
   // Frames that span chunks are copied once by the framing: the object keeps a view of that frame only.
   const single = await drain(fused({ mode: "metadata" })(streamOf(bytewise(input))));
   for (let i = 0; i < 4; i++) {

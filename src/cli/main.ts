@@ -14,10 +14,11 @@ import { Http2StreamError } from "../transport/http2/connection_decoder_stream.t
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import {
   type DecodeWatchOptions,
-  decodeWatchResponse,
   KUBERNETES_PROTOBUF_MEDIA_TYPE,
   type WatchBodyCodec,
 } from "../watch/decode_watch_response.ts";
+// The command decodes every built-in kind.
+import { decodeWatchResponse } from "../builtin_defaults.ts";
 import {
   etcdResponseNotes,
   etcdTableHeader,

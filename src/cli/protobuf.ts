@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_object.ts";
+import { decodeKubernetesProtobufObject } from "../builtin_defaults.ts";
 import { hasKubernetesProtobufMagic, parseKubernetesEnvelope } from "../codec/kubernetes/envelope.ts";
 import { ProtobufReader } from "../codec/protobuf/reader.ts";
 import { concatBytes } from "../bytes.ts";

@@ -22,8 +22,11 @@ export interface FrameSplitterOptions {
   checkFlag?: ((flag: number, offset: number) => void) | undefined;
 }
 
-/** Receives one frame: its bytes, its flag (0 when unflagged) and the input offset of its prefix. */
-export type FrameSink = (data: Uint8Array, flag: number, offset: number) => void;
+/**
+ * Receives one frame: its bytes, its flag (0 when unflagged), the input offset of its prefix, and whether `data` is
+ * the splitter's copy (a buffer of its own, for a frame that spanned chunks) rather than a view of the input chunk.
+ */
+export type FrameSink = (data: Uint8Array, flag: number, offset: number, copied: boolean) => void;
 
 /**
  * Splits bytes into length-prefixed frames. A frame that lies within one input chunk is handed on as a `subarray`
@@ -86,7 +89,7 @@ export class FrameSplitter {
       this.#body = undefined;
       this.#filled = 0;
       i = need;
-      sink(body, this.#flag, this.#frameStart);
+      sink(body, this.#flag, this.#frameStart, true);
     }
     const p = this.#prefixLength;
     while (i < n) {
@@ -128,7 +131,7 @@ export class FrameSplitter {
         );
       }
       if (n - i >= length) {
-        sink(chunk.subarray(i, i + length), flag, start);
+        sink(chunk.subarray(i, i + length), flag, start, false);
         i += length;
         continue;
       }

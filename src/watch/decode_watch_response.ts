@@ -4,7 +4,8 @@
  * @module
  */
 import { JsonWatchEventDecoderStream } from "../codec/json_watch_event_decoder_stream.ts";
-import { decodeKubernetesProtobufObject, type KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import { KubernetesObjectReader, type KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import { statusOnlyDecoders } from "../codec/kubernetes/status_only_decoders.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import { KubernetesProtobufWatchDecoderStream } from "../codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
@@ -23,9 +24,9 @@ export interface DecodeWatchOptions {
    */
   codecs?: Record<string, WatchBodyCodec>;
   /**
-   * Options of the Kubernetes protobuf pipeline: `decoders` (default: every built-in kind) and `mode` (`"full"`, the
-   * default, or `"metadata"`: see `KubernetesProtobufWatchDecoderStream`). Also used for a protobuf `Status` body of
-   * a non-2xx response.
+   * Options of the Kubernetes protobuf pipeline: `decoders` (default: every built-in kind; from the `watchwire/core`
+   * entry point, none but `Status`) and `mode` (`"full"`, the default, or `"metadata"`: see
+   * `KubernetesProtobufWatchDecoderStream`). Also used for a protobuf `Status` body of a non-2xx response.
    */
   protobuf?: KubernetesProtobufOptions;
 }
@@ -155,7 +156,9 @@ function errorStatusEvent<T>(
       if (hasKubernetesProtobufMagic(bytes)) {
         // A protobuf Status (the API server answers in the type the client accepts), whatever the Content-Type says.
         try {
-          const object = decodeKubernetesProtobufObject(bytes, { decoders: protobuf?.decoders });
+          // Only a Status matters here, which every reader decodes: no need for (or bundling of) the built-ins.
+          const decoders = protobuf?.decoders ?? statusOnlyDecoders();
+          const object = new KubernetesObjectReader(decoders, "full").read(bytes, 0, bytes.length, 0, true, "borrowed");
           if (object.kind === "Status") status = object as Status;
         } catch {
           // Not a whole object: described from the HTTP status below (its bytes are no message for a person).

@@ -22,20 +22,27 @@ import type { GroupVersionDecoders, KubernetesProtobufDecoders, ObjectDecoder } 
  * ```
  */
 export function createKubernetesDecoders(groupVersions: Iterable<GroupVersionDecoders>): KubernetesProtobufDecoders {
-  const byKey = new Map<string, ObjectDecoder>();
-  const metaByKey = new Map<string, ObjectDecoder | null>();
+  // By apiVersion, then kind: two lookups of strings the envelope reader has interned (their hashes are cached),
+  // rather than one of a key concatenated per event (a new string to hash every time).
+  const byVersion = new Map<string, Map<string, KindDecoders>>();
   // v1 Status (the object of ERROR events) always: its module is needed for ObjectMeta anyway.
   for (const gv of [metaV1, ...groupVersions]) {
+    let kinds = byVersion.get(gv.apiVersion);
+    if (kinds === undefined) byVersion.set(gv.apiVersion, kinds = new Map());
     for (const [kind, decode] of Object.entries(gv.kinds)) {
-      const key = `${gv.apiVersion}\n${kind}`;
-      byKey.set(key, decode);
       const meta = gv.metadata?.[kind];
-      metaByKey.set(key, meta === "list" ? listMeta : meta === "none" ? null : objectMeta);
+      kinds.set(kind, { decode, metadata: meta === "list" ? listMeta : meta === "none" ? null : objectMeta });
     }
   }
   return {
-    decoder: (apiVersion, kind) => byKey.get(`${apiVersion}\n${kind}`),
+    decoder: (apiVersion, kind) => byVersion.get(apiVersion)?.get(kind)?.decode,
     objectMeta,
-    metadataDecoder: (apiVersion, kind) => metaByKey.get(`${apiVersion}\n${kind}`),
+    metadataDecoder: (apiVersion, kind) => byVersion.get(apiVersion)?.get(kind)?.metadata,
   };
+}
+
+/** A kind's decoder and the decoder of its field 1 (null: it has no metadata). */
+interface KindDecoders {
+  decode: ObjectDecoder;
+  metadata: ObjectDecoder | null;
 }

@@ -73,7 +73,8 @@ export class KubernetesProtobufObject {
   /**
    * The object's own protobuf message (`runtime.Unknown.raw`): a copy of its bytes (up to 8 KiB in a 32 KiB block
    * shared with other small copies of the same stream), or a view of a buffer that holds nothing but its watch event,
-   * so that keeping the object keeps no input chunk alive. Do not modify it.
+   * or (in a watch stream) a view of the input chunk when the object is at least a quarter of it, so that keeping the
+   * object keeps alive at most a few times its own size. Do not modify it.
    */
   get raw(): Uint8Array {
     return this.#raw;

@@ -10,7 +10,9 @@ import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
-import { KubernetesProtobufWatchEventDecoder } from "./watch_event_frame.ts";
+import { KubernetesObjectReader } from "./decode_object.ts";
+import { statusOnlyDecoders } from "./status_only_decoders.ts";
+import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /** Options of {@linkcode KubernetesProtobufWatchDecoderStream}. */
 export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
@@ -26,12 +28,14 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * is copied once into a buffer of its exact length, allocated only after its length has been checked against
  * `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise).
  *
- * Objects are decoded by `options.decoders` (default: every built-in kind) in `options.mode`: `"full"` (default),
+ * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
+ * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
  * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes holds a
- * copy of its own bytes (up to 8 KiB in a 32 KiB block shared with other small copies, as Node's `Buffer` pool does:
- * at most 32 KiB kept alive by it), or a view of its frame when the frame had to be copied anyway, never the input
- * chunk.
+ * view of its frame when the frame had to be copied anyway, a view of the input chunk when its bytes are at least a
+ * quarter of the chunk's `ArrayBuffer` (so it keeps alive at most four times its size; chunks are not to be written
+ * once enqueued, as Web Streams have it), else a copy of its own bytes (up to 8 KiB in a 32 KiB block shared with
+ * other small copies, as Node's `Buffer` pool does).
  *
  * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
  * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a
@@ -53,7 +57,7 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufWatchOptions = {}) {
     const splitter = new FrameSplitter({ flagged: false, maxMessageBytes: options.maxEventBytes });
-    const events = new KubernetesProtobufWatchEventDecoder(options);
+    const objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
     // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
     const head = new Uint8Array(4);
     let headHave = 0;
@@ -65,7 +69,10 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
           headHave += take.length;
         }
         try {
-          splitter.push(chunk, (frame, _flag, offset) => emit(events.decode(frame, offset + 4) as WatchEvent<T>));
+          // The framing's own copy of a frame that spanned reads, or a view of this chunk (handed over to us).
+          splitter.push(chunk, (frame, _flag, offset, copied) => {
+            emit(decodeWatchEventFrame(objects, frame, offset + 4, copied ? "own" : "chunk") as WatchEvent<T>);
+          });
         } catch (error) {
           if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(head)) {
             throw new DecodeError(

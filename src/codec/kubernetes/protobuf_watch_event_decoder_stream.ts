@@ -7,7 +7,9 @@
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
-import { KubernetesProtobufWatchEventDecoder } from "./watch_event_frame.ts";
+import { KubernetesObjectReader } from "./decode_object.ts";
+import { statusOnlyDecoders } from "./status_only_decoders.ts";
+import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
  * Decodes the frames of a Kubernetes protobuf watch, as `LengthPrefixedDecoderStream` hands them on (each a
@@ -34,13 +36,16 @@ import { KubernetesProtobufWatchEventDecoder } from "./watch_event_frame.ts";
 export class KubernetesProtobufWatchEventDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufOptions = {}) {
-    const events = new KubernetesProtobufWatchEventDecoder(options);
+    const objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
     let consumed = 0;
     super({
       push(frame, emit) {
         const offset = consumed + 4;
         consumed = offset + frame.length;
-        emit(events.decode(frame, offset) as WatchEvent<T>);
+        // A frame is a stream chunk: whole when it is a buffer of its own (the framing's copy of a frame that spanned
+        // reads), else part of a read.
+        const own = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
+        emit(decodeWatchEventFrame(objects, frame, offset, own ? "own" : "chunk") as WatchEvent<T>);
       },
       finish() {},
     });

@@ -15,7 +15,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_ApplyConfiguration = Uint8Array.of(0, 1);
+const K_ApplyConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ApplyConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_ApplyConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -41,7 +41,7 @@ export function f_ApplyConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AuditAnnotation = Uint8Array.of(0, 1, 1);
+const K_AuditAnnotation = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.AuditAnnotation` message, `c.pos` to `end`, into `o`. */
 export function m_AuditAnnotation(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -68,7 +68,7 @@ export function f_AuditAnnotation(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ExpressionWarning = Uint8Array.of(0, 0, 1, 1);
+const K_ExpressionWarning = /* @__PURE__ */ Uint8Array.of(0, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ExpressionWarning` message, `c.pos` to `end`, into `o`. */
 export function m_ExpressionWarning(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -95,7 +95,7 @@ export function f_ExpressionWarning(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JSONPatch = Uint8Array.of(0, 1);
+const K_JSONPatch = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.JSONPatch` message, `c.pos` to `end`, into `o`. */
 export function m_JSONPatch(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -121,7 +121,7 @@ export function f_JSONPatch(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MatchCondition = Uint8Array.of(0, 1, 1);
+const K_MatchCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MatchCondition` message, `c.pos` to `end`, into `o`. */
 export function m_MatchCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -148,7 +148,7 @@ export function f_MatchCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MatchResources = Uint8Array.of(0, 1, 1, 1, 1, 0, 0, 1);
+const K_MatchResources = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MatchResources` message, `c.pos` to `end`, into `o`. */
 export function m_MatchResources(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -200,7 +200,7 @@ export function f_MatchResources(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingAdmissionPolicy = Uint8Array.of(0, 1, 1);
+const K_MutatingAdmissionPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -227,7 +227,7 @@ export function f_MutatingAdmissionPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingAdmissionPolicyBinding = Uint8Array.of(0, 1, 1);
+const K_MutatingAdmissionPolicyBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicyBinding` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicyBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -254,7 +254,7 @@ export function f_MutatingAdmissionPolicyBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingAdmissionPolicyBindingList = Uint8Array.of(0, 1, 1);
+const K_MutatingAdmissionPolicyBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicyBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicyBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -286,7 +286,7 @@ export function f_MutatingAdmissionPolicyBindingList(o: JsonObject): JsonObject 
   return o;
 }
 
-const K_MutatingAdmissionPolicyBindingSpec = Uint8Array.of(0, 1, 1, 1);
+const K_MutatingAdmissionPolicyBindingSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicyBindingSpec` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicyBindingSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -318,7 +318,7 @@ export function f_MutatingAdmissionPolicyBindingSpec(o: JsonObject): JsonObject 
   return o;
 }
 
-const K_MutatingAdmissionPolicyList = Uint8Array.of(0, 1, 1);
+const K_MutatingAdmissionPolicyList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicyList` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicyList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -350,7 +350,7 @@ export function f_MutatingAdmissionPolicyList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingAdmissionPolicySpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_MutatingAdmissionPolicySpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingAdmissionPolicySpec` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -413,7 +413,7 @@ export function f_MutatingAdmissionPolicySpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingWebhook = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_MutatingWebhook = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingWebhook` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -495,7 +495,7 @@ export function f_MutatingWebhook(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingWebhookConfiguration = Uint8Array.of(0, 1, 1);
+const K_MutatingWebhookConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingWebhookConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhookConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -526,7 +526,7 @@ export function f_MutatingWebhookConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingWebhookConfigurationList = Uint8Array.of(0, 1, 1);
+const K_MutatingWebhookConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.MutatingWebhookConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhookConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -558,7 +558,7 @@ export function f_MutatingWebhookConfigurationList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Mutation = Uint8Array.of(0, 0, 1, 1, 1);
+const K_Mutation = /* @__PURE__ */ Uint8Array.of(0, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.Mutation` message, `c.pos` to `end`, into `o`. */
 export function m_Mutation(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -591,7 +591,7 @@ export function f_Mutation(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NamedRuleWithOperations = Uint8Array.of(0, 1, 1);
+const K_NamedRuleWithOperations = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.NamedRuleWithOperations` message, `c.pos` to `end`, into `o`. */
 export function m_NamedRuleWithOperations(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -622,7 +622,7 @@ export function f_NamedRuleWithOperations(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ParamKind = Uint8Array.of(0, 1, 1);
+const K_ParamKind = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ParamKind` message, `c.pos` to `end`, into `o`. */
 export function m_ParamKind(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -655,7 +655,7 @@ export function f_ParamKind(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ParamRef = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ParamRef = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ParamRef` message, `c.pos` to `end`, into `o`. */
 export function m_ParamRef(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -694,7 +694,7 @@ export function f_ParamRef(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Rule = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Rule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.Rule` message, `c.pos` to `end`, into `o`. */
 export function m_Rule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -740,7 +740,7 @@ export function f_Rule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RuleWithOperations = Uint8Array.of(0, 1, 1);
+const K_RuleWithOperations = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.RuleWithOperations` message, `c.pos` to `end`, into `o`. */
 export function m_RuleWithOperations(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -771,7 +771,7 @@ export function f_RuleWithOperations(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceReference = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ServiceReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ServiceReference` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -804,7 +804,7 @@ export function f_ServiceReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TypeChecking = Uint8Array.of(0, 1);
+const K_TypeChecking = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.TypeChecking` message, `c.pos` to `end`, into `o`. */
 export function m_TypeChecking(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -831,7 +831,7 @@ export function f_TypeChecking(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingAdmissionPolicy = Uint8Array.of(0, 1, 1, 1);
+const K_ValidatingAdmissionPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -862,7 +862,7 @@ export function f_ValidatingAdmissionPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingAdmissionPolicyBinding = Uint8Array.of(0, 1, 1);
+const K_ValidatingAdmissionPolicyBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicyBinding` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicyBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -889,7 +889,7 @@ export function f_ValidatingAdmissionPolicyBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingAdmissionPolicyBindingList = Uint8Array.of(0, 1, 1);
+const K_ValidatingAdmissionPolicyBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicyBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicyBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -921,7 +921,7 @@ export function f_ValidatingAdmissionPolicyBindingList(o: JsonObject): JsonObjec
   return o;
 }
 
-const K_ValidatingAdmissionPolicyBindingSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ValidatingAdmissionPolicyBindingSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicyBindingSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicyBindingSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -961,7 +961,7 @@ export function f_ValidatingAdmissionPolicyBindingSpec(o: JsonObject): JsonObjec
   return o;
 }
 
-const K_ValidatingAdmissionPolicyList = Uint8Array.of(0, 1, 1);
+const K_ValidatingAdmissionPolicyList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicyList` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicyList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -993,7 +993,7 @@ export function f_ValidatingAdmissionPolicyList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingAdmissionPolicySpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_ValidatingAdmissionPolicySpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicySpec` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1057,7 +1057,7 @@ export function f_ValidatingAdmissionPolicySpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingAdmissionPolicyStatus = Uint8Array.of(0, 1, 1, 1);
+const K_ValidatingAdmissionPolicyStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingAdmissionPolicyStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingAdmissionPolicyStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1094,7 +1094,7 @@ export function f_ValidatingAdmissionPolicyStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhook = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ValidatingWebhook = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingWebhook` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1173,7 +1173,7 @@ export function f_ValidatingWebhook(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhookConfiguration = Uint8Array.of(0, 1, 1);
+const K_ValidatingWebhookConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingWebhookConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhookConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1204,7 +1204,7 @@ export function f_ValidatingWebhookConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhookConfigurationList = Uint8Array.of(0, 1, 1);
+const K_ValidatingWebhookConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.ValidatingWebhookConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhookConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1236,7 +1236,7 @@ export function f_ValidatingWebhookConfigurationList(o: JsonObject): JsonObject 
   return o;
 }
 
-const K_Validation = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Validation = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.Validation` message, `c.pos` to `end`, into `o`. */
 export function m_Validation(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1276,7 +1276,7 @@ export function f_Validation(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Variable = Uint8Array.of(0, 1, 1);
+const K_Variable = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.Variable` message, `c.pos` to `end`, into `o`. */
 export function m_Variable(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1303,7 +1303,7 @@ export function f_Variable(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WebhookClientConfig = Uint8Array.of(0, 1, 1, 1);
+const K_WebhookClientConfig = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1.WebhookClientConfig` message, `c.pos` to `end`, into `o`. */
 export function m_WebhookClientConfig(c: Cursor, end: number, o: JsonObject): JsonObject {

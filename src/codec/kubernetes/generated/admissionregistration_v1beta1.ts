@@ -28,7 +28,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_MutatingWebhook = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_MutatingWebhook = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.MutatingWebhook` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -112,7 +112,7 @@ export function f_MutatingWebhook(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingWebhookConfiguration = Uint8Array.of(0, 1, 1);
+const K_MutatingWebhookConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.MutatingWebhookConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhookConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -143,7 +143,7 @@ export function f_MutatingWebhookConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MutatingWebhookConfigurationList = Uint8Array.of(0, 1, 1);
+const K_MutatingWebhookConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.MutatingWebhookConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_MutatingWebhookConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -175,7 +175,7 @@ export function f_MutatingWebhookConfigurationList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhook = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ValidatingWebhook = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.ValidatingWebhook` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -256,7 +256,7 @@ export function f_ValidatingWebhook(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhookConfiguration = Uint8Array.of(0, 1, 1);
+const K_ValidatingWebhookConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.ValidatingWebhookConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhookConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -287,7 +287,7 @@ export function f_ValidatingWebhookConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ValidatingWebhookConfigurationList = Uint8Array.of(0, 1, 1);
+const K_ValidatingWebhookConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/admissionregistration/v1beta1.ValidatingWebhookConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_ValidatingWebhookConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -13,7 +13,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_ServerStorageVersion = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ServerStorageVersion = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.ServerStorageVersion` message, `c.pos` to `end`, into `o`. */
 export function m_ServerStorageVersion(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -62,7 +62,7 @@ export function f_ServerStorageVersion(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersion = Uint8Array.of(0, 1, 1, 1);
+const K_StorageVersion = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.StorageVersion` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersion(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -93,7 +93,7 @@ export function f_StorageVersion(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_StorageVersionCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.StorageVersionCondition` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -142,7 +142,7 @@ export function f_StorageVersionCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionList = Uint8Array.of(0, 1, 1);
+const K_StorageVersionList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.StorageVersionList` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -174,7 +174,7 @@ export function f_StorageVersionList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionSpec = Uint8Array.of(0);
+const K_StorageVersionSpec = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.StorageVersionSpec` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -193,7 +193,7 @@ export function f_StorageVersionSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionStatus = Uint8Array.of(0, 1, 1, 1);
+const K_StorageVersionStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apiserverinternal/v1alpha1.StorageVersionStatus` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

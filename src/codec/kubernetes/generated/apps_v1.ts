@@ -19,7 +19,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_ControllerRevision = Uint8Array.of(0, 1, 1, 1);
+const K_ControllerRevision = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ControllerRevision` message, `c.pos` to `end`, into `o`. */
 export function m_ControllerRevision(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -50,7 +50,7 @@ export function f_ControllerRevision(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ControllerRevisionList = Uint8Array.of(0, 1, 1);
+const K_ControllerRevisionList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ControllerRevisionList` message, `c.pos` to `end`, into `o`. */
 export function m_ControllerRevisionList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -82,7 +82,7 @@ export function f_ControllerRevisionList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSet = Uint8Array.of(0, 1, 1, 1);
+const K_DaemonSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSet` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -113,7 +113,7 @@ export function f_DaemonSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_DaemonSetCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSetCondition` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -158,7 +158,7 @@ export function f_DaemonSetCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetList = Uint8Array.of(0, 1, 1);
+const K_DaemonSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSetList` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -190,7 +190,7 @@ export function f_DaemonSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetSpec = Uint8Array.of(0, 1, 1, 1, 1, 0, 1);
+const K_DaemonSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -235,7 +235,7 @@ export function f_DaemonSetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DaemonSetStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSetStatus` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -309,7 +309,7 @@ export function f_DaemonSetStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetUpdateStrategy = Uint8Array.of(0, 1, 1);
+const K_DaemonSetUpdateStrategy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DaemonSetUpdateStrategy` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetUpdateStrategy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -342,7 +342,7 @@ export function f_DaemonSetUpdateStrategy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Deployment = Uint8Array.of(0, 1, 1, 1);
+const K_Deployment = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.Deployment` message, `c.pos` to `end`, into `o`. */
 export function m_Deployment(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -373,7 +373,7 @@ export function f_Deployment(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentCondition = Uint8Array.of(0, 1, 1, 0, 1, 1, 1, 1);
+const K_DeploymentCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DeploymentCondition` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -422,7 +422,7 @@ export function f_DeploymentCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentList = Uint8Array.of(0, 1, 1);
+const K_DeploymentList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DeploymentList` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -454,7 +454,7 @@ export function f_DeploymentList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1);
+const K_DeploymentSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DeploymentSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -508,7 +508,7 @@ export function f_DeploymentSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeploymentStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DeploymentStatus` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -583,7 +583,7 @@ export function f_DeploymentStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentStrategy = Uint8Array.of(0, 1, 1);
+const K_DeploymentStrategy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.DeploymentStrategy` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentStrategy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -616,7 +616,7 @@ export function f_DeploymentStrategy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSet = Uint8Array.of(0, 1, 1, 1);
+const K_ReplicaSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ReplicaSet` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -647,7 +647,7 @@ export function f_ReplicaSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ReplicaSetCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ReplicaSetCondition` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -692,7 +692,7 @@ export function f_ReplicaSetCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetList = Uint8Array.of(0, 1, 1);
+const K_ReplicaSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ReplicaSetList` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -724,7 +724,7 @@ export function f_ReplicaSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ReplicaSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ReplicaSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -761,7 +761,7 @@ export function f_ReplicaSetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_ReplicaSetStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.ReplicaSetStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -823,7 +823,7 @@ export function f_ReplicaSetStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RollingUpdateDaemonSet = Uint8Array.of(0, 1, 1);
+const K_RollingUpdateDaemonSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.RollingUpdateDaemonSet` message, `c.pos` to `end`, into `o`. */
 export function m_RollingUpdateDaemonSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -848,7 +848,7 @@ export function f_RollingUpdateDaemonSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RollingUpdateDeployment = Uint8Array.of(0, 1, 1);
+const K_RollingUpdateDeployment = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.RollingUpdateDeployment` message, `c.pos` to `end`, into `o`. */
 export function m_RollingUpdateDeployment(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -873,7 +873,7 @@ export function f_RollingUpdateDeployment(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RollingUpdateStatefulSetStrategy = Uint8Array.of(0, 1, 1);
+const K_RollingUpdateStatefulSetStrategy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.RollingUpdateStatefulSetStrategy` message, `c.pos` to `end`, into `o`. */
 export function m_RollingUpdateStatefulSetStrategy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -898,7 +898,7 @@ export function f_RollingUpdateStatefulSetStrategy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSet = Uint8Array.of(0, 1, 1, 1);
+const K_StatefulSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSet` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -929,7 +929,7 @@ export function f_StatefulSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_StatefulSetCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetCondition` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -974,7 +974,7 @@ export function f_StatefulSetCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetList = Uint8Array.of(0, 1, 1);
+const K_StatefulSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetList` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1006,7 +1006,7 @@ export function f_StatefulSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetOrdinals = Uint8Array.of(0, 1);
+const K_StatefulSetOrdinals = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetOrdinals` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetOrdinals(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1029,7 +1029,7 @@ export function f_StatefulSetOrdinals(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetPersistentVolumeClaimRetentionPolicy = Uint8Array.of(0, 1, 1);
+const K_StatefulSetPersistentVolumeClaimRetentionPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetPersistentVolumeClaimRetentionPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetPersistentVolumeClaimRetentionPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1067,7 +1067,7 @@ export function f_StatefulSetPersistentVolumeClaimRetentionPolicy(o: JsonObject)
   return o;
 }
 
-const K_StatefulSetSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_StatefulSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1144,7 +1144,7 @@ export function f_StatefulSetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_StatefulSetStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetStatus` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1224,7 +1224,7 @@ export function f_StatefulSetStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetUpdateStrategy = Uint8Array.of(0, 1, 1);
+const K_StatefulSetUpdateStrategy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1.StatefulSetUpdateStrategy` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetUpdateStrategy(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -32,9 +32,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Deployment = Uint8Array.of(0, 1, 1, 1);
+const K_Deployment = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.Deployment` message, `c.pos` to `end`, into `o`. */
 export function m_Deployment(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -65,7 +65,7 @@ export function f_Deployment(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentList = Uint8Array.of(0, 1, 1);
+const K_DeploymentList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.DeploymentList` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -97,7 +97,7 @@ export function f_DeploymentList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentRollback = Uint8Array.of(0, 1, 1, 1);
+const K_DeploymentRollback = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.DeploymentRollback` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentRollback(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -143,7 +143,7 @@ export function f_DeploymentRollback(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeploymentSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeploymentSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.DeploymentSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DeploymentSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -199,7 +199,7 @@ export function f_DeploymentSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RollbackConfig = Uint8Array.of(0, 1);
+const K_RollbackConfig = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.RollbackConfig` message, `c.pos` to `end`, into `o`. */
 export function m_RollbackConfig(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -225,7 +225,7 @@ export function f_RollbackConfig(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Scale = Uint8Array.of(0, 1, 1, 1);
+const K_Scale = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.Scale` message, `c.pos` to `end`, into `o`. */
 export function m_Scale(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -256,7 +256,7 @@ export function f_Scale(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScaleSpec = Uint8Array.of(0, 1);
+const K_ScaleSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.ScaleSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ScaleSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -282,7 +282,7 @@ export function f_ScaleSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScaleStatus = Uint8Array.of(0, 1, 1, 1);
+const K_ScaleStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.ScaleStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ScaleStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -331,7 +331,7 @@ export function f_ScaleStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSet = Uint8Array.of(0, 1, 1, 1);
+const K_StatefulSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.StatefulSet` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -362,7 +362,7 @@ export function f_StatefulSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetList = Uint8Array.of(0, 1, 1);
+const K_StatefulSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.StatefulSetList` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -394,7 +394,7 @@ export function f_StatefulSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_StatefulSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.StatefulSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -470,7 +470,7 @@ export function f_StatefulSetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatefulSetStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_StatefulSetStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.StatefulSetStatus` message, `c.pos` to `end`, into `o`. */
 export function m_StatefulSetStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

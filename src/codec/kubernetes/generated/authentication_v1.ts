@@ -8,9 +8,9 @@ import { type Cursor, decodeTop, type JsonObject, setKey, time, wrappedList } fr
 import type { GroupVersionDecoders } from "../registry.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_BoundObjectReference = Uint8Array.of(0, 1, 1, 1, 1);
+const K_BoundObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.BoundObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_BoundObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -57,7 +57,7 @@ export function f_BoundObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectReview = Uint8Array.of(0, 1, 1);
+const K_SelfSubjectReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.SelfSubjectReview` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -84,7 +84,7 @@ export function f_SelfSubjectReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectReviewStatus = Uint8Array.of(0, 1);
+const K_SelfSubjectReviewStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.SelfSubjectReviewStatus` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectReviewStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -107,7 +107,7 @@ export function f_SelfSubjectReviewStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenRequest = Uint8Array.of(0, 1, 1, 1);
+const K_TokenRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenRequest` message, `c.pos` to `end`, into `o`. */
 export function m_TokenRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -138,7 +138,7 @@ export function f_TokenRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenRequestSpec = Uint8Array.of(0, 1, 0, 1, 1, 1);
+const K_TokenRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_TokenRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -197,7 +197,7 @@ export function f_TokenRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenRequestStatus = Uint8Array.of(0, 1, 1);
+const K_TokenRequestStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenRequestStatus` message, `c.pos` to `end`, into `o`. */
 export function m_TokenRequestStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -224,7 +224,7 @@ export function f_TokenRequestStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenReview = Uint8Array.of(0, 1, 1, 1);
+const K_TokenReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenReview` message, `c.pos` to `end`, into `o`. */
 export function m_TokenReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -255,7 +255,7 @@ export function f_TokenReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenReviewSpec = Uint8Array.of(0, 1, 1);
+const K_TokenReviewSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenReviewSpec` message, `c.pos` to `end`, into `o`. */
 export function m_TokenReviewSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -289,7 +289,7 @@ export function f_TokenReviewSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenReviewStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_TokenReviewStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.TokenReviewStatus` message, `c.pos` to `end`, into `o`. */
 export function m_TokenReviewStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -334,7 +334,7 @@ export function f_TokenReviewStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_UserInfo = Uint8Array.of(0, 1, 1, 1, 1);
+const K_UserInfo = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1.UserInfo` message, `c.pos` to `end`, into `o`. */
 export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {

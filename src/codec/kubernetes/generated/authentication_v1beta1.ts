@@ -13,9 +13,9 @@ import {
 } from "./authentication_v1.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_TokenReview = Uint8Array.of(0, 1, 1, 1);
+const K_TokenReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1beta1.TokenReview` message, `c.pos` to `end`, into `o`. */
 export function m_TokenReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -46,7 +46,7 @@ export function f_TokenReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenReviewStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_TokenReviewStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1beta1.TokenReviewStatus` message, `c.pos` to `end`, into `o`. */
 export function m_TokenReviewStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -91,7 +91,7 @@ export function f_TokenReviewStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_UserInfo = Uint8Array.of(0, 1, 1, 1, 1);
+const K_UserInfo = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1beta1.UserInfo` message, `c.pos` to `end`, into `o`. */
 export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -13,9 +13,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_FieldSelectorAttributes = Uint8Array.of(0, 1, 1);
+const K_FieldSelectorAttributes = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.FieldSelectorAttributes` message, `c.pos` to `end`, into `o`. */
 export function m_FieldSelectorAttributes(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -49,7 +49,7 @@ export function f_FieldSelectorAttributes(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LabelSelectorAttributes = Uint8Array.of(0, 1, 1);
+const K_LabelSelectorAttributes = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.LabelSelectorAttributes` message, `c.pos` to `end`, into `o`. */
 export function m_LabelSelectorAttributes(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -83,7 +83,7 @@ export function f_LabelSelectorAttributes(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LocalSubjectAccessReview = Uint8Array.of(0, 1, 1, 1);
+const K_LocalSubjectAccessReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.LocalSubjectAccessReview` message, `c.pos` to `end`, into `o`. */
 export function m_LocalSubjectAccessReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -114,7 +114,7 @@ export function f_LocalSubjectAccessReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NonResourceAttributes = Uint8Array.of(0, 1, 1);
+const K_NonResourceAttributes = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.NonResourceAttributes` message, `c.pos` to `end`, into `o`. */
 export function m_NonResourceAttributes(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -147,7 +147,7 @@ export function f_NonResourceAttributes(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NonResourceRule = Uint8Array.of(0, 1, 1);
+const K_NonResourceRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.NonResourceRule` message, `c.pos` to `end`, into `o`. */
 export function m_NonResourceRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -183,7 +183,7 @@ export function f_NonResourceRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceAttributes = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ResourceAttributes = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.ResourceAttributes` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceAttributes(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -265,7 +265,7 @@ export function f_ResourceAttributes(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceRule = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ResourceRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.ResourceRule` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -317,7 +317,7 @@ export function f_ResourceRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectAccessReview = Uint8Array.of(0, 1, 1, 1);
+const K_SelfSubjectAccessReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SelfSubjectAccessReview` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectAccessReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -348,7 +348,7 @@ export function f_SelfSubjectAccessReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectAccessReviewSpec = Uint8Array.of(0, 1, 1);
+const K_SelfSubjectAccessReviewSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SelfSubjectAccessReviewSpec` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -381,7 +381,7 @@ export function f_SelfSubjectAccessReviewSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectRulesReview = Uint8Array.of(0, 1, 1, 1);
+const K_SelfSubjectRulesReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SelfSubjectRulesReview` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectRulesReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -412,7 +412,7 @@ export function f_SelfSubjectRulesReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SelfSubjectRulesReviewSpec = Uint8Array.of(0, 1);
+const K_SelfSubjectRulesReviewSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SelfSubjectRulesReviewSpec` message, `c.pos` to `end`, into `o`. */
 export function m_SelfSubjectRulesReviewSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -438,7 +438,7 @@ export function f_SelfSubjectRulesReviewSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectAccessReview = Uint8Array.of(0, 1, 1, 1);
+const K_SubjectAccessReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SubjectAccessReview` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectAccessReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -469,7 +469,7 @@ export function f_SubjectAccessReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectAccessReviewSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_SubjectAccessReviewSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SubjectAccessReviewSpec` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -543,7 +543,7 @@ export function f_SubjectAccessReviewSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectAccessReviewStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_SubjectAccessReviewStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SubjectAccessReviewStatus` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectAccessReviewStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -587,7 +587,7 @@ export function f_SubjectAccessReviewStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectRulesReviewStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_SubjectRulesReviewStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1.SubjectRulesReviewStatus` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectRulesReviewStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -16,9 +16,9 @@ import {
 } from "./authorization_v1.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_LocalSubjectAccessReview = Uint8Array.of(0, 1, 1, 1);
+const K_LocalSubjectAccessReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1beta1.LocalSubjectAccessReview` message, `c.pos` to `end`, into `o`. */
 export function m_LocalSubjectAccessReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -53,7 +53,7 @@ export function f_LocalSubjectAccessReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectAccessReview = Uint8Array.of(0, 1, 1, 1);
+const K_SubjectAccessReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1beta1.SubjectAccessReview` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectAccessReview(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -88,7 +88,7 @@ export function f_SubjectAccessReview(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SubjectAccessReviewSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_SubjectAccessReviewSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authorization/v1beta1.SubjectAccessReviewSpec` message, `c.pos` to `end`, into `o`. */
 export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

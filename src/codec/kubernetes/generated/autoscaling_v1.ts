@@ -14,7 +14,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_CrossVersionObjectReference = Uint8Array.of(0, 1, 1, 1);
+const K_CrossVersionObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.CrossVersionObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_CrossVersionObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -48,7 +48,7 @@ export function f_CrossVersionObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscaler = Uint8Array.of(0, 1, 1, 1);
+const K_HorizontalPodAutoscaler = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.HorizontalPodAutoscaler` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscaler(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -79,7 +79,7 @@ export function f_HorizontalPodAutoscaler(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerList = Uint8Array.of(0, 1, 1);
+const K_HorizontalPodAutoscalerList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.HorizontalPodAutoscalerList` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -111,7 +111,7 @@ export function f_HorizontalPodAutoscalerList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_HorizontalPodAutoscalerSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.HorizontalPodAutoscalerSpec` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -148,7 +148,7 @@ export function f_HorizontalPodAutoscalerSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerStatus = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_HorizontalPodAutoscalerStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.HorizontalPodAutoscalerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -184,7 +184,7 @@ export function f_HorizontalPodAutoscalerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Scale = Uint8Array.of(0, 1, 1, 1);
+const K_Scale = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.Scale` message, `c.pos` to `end`, into `o`. */
 export function m_Scale(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -215,7 +215,7 @@ export function f_Scale(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScaleStatus = Uint8Array.of(0, 1, 1);
+const K_ScaleStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v1.ScaleStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ScaleStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -18,7 +18,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_ContainerResourceMetricSource = Uint8Array.of(0, 1, 1, 1);
+const K_ContainerResourceMetricSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ContainerResourceMetricSource` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerResourceMetricSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -49,7 +49,7 @@ export function f_ContainerResourceMetricSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerResourceMetricStatus = Uint8Array.of(0, 1, 1, 1);
+const K_ContainerResourceMetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ContainerResourceMetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerResourceMetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -80,7 +80,7 @@ export function f_ContainerResourceMetricStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ExternalMetricSource = Uint8Array.of(0, 1, 1);
+const K_ExternalMetricSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ExternalMetricSource` message, `c.pos` to `end`, into `o`. */
 export function m_ExternalMetricSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -107,7 +107,7 @@ export function f_ExternalMetricSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ExternalMetricStatus = Uint8Array.of(0, 1, 1);
+const K_ExternalMetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ExternalMetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ExternalMetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -134,7 +134,7 @@ export function f_ExternalMetricStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscaler = Uint8Array.of(0, 1, 1, 1);
+const K_HorizontalPodAutoscaler = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscaler` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscaler(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -165,7 +165,7 @@ export function f_HorizontalPodAutoscaler(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerBehavior = Uint8Array.of(0, 1, 1);
+const K_HorizontalPodAutoscalerBehavior = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscalerBehavior` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerBehavior(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -190,7 +190,7 @@ export function f_HorizontalPodAutoscalerBehavior(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_HorizontalPodAutoscalerCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscalerCondition` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -238,7 +238,7 @@ export function f_HorizontalPodAutoscalerCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerList = Uint8Array.of(0, 1, 1);
+const K_HorizontalPodAutoscalerList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscalerList` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -270,7 +270,7 @@ export function f_HorizontalPodAutoscalerList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerSpec = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_HorizontalPodAutoscalerSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscalerSpec` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -319,7 +319,7 @@ export function f_HorizontalPodAutoscalerSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HorizontalPodAutoscalerStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_HorizontalPodAutoscalerStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HorizontalPodAutoscalerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_HorizontalPodAutoscalerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -372,7 +372,7 @@ export function f_HorizontalPodAutoscalerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HPAScalingPolicy = Uint8Array.of(0, 1, 1, 1);
+const K_HPAScalingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HPAScalingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_HPAScalingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -403,7 +403,7 @@ export function f_HPAScalingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HPAScalingRules = Uint8Array.of(0, 1, 1, 1, 1);
+const K_HPAScalingRules = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.HPAScalingRules` message, `c.pos` to `end`, into `o`. */
 export function m_HPAScalingRules(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -439,7 +439,7 @@ export function f_HPAScalingRules(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MetricIdentifier = Uint8Array.of(0, 1, 1);
+const K_MetricIdentifier = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.MetricIdentifier` message, `c.pos` to `end`, into `o`. */
 export function m_MetricIdentifier(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -465,7 +465,7 @@ export function f_MetricIdentifier(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MetricSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1);
+const K_MetricSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.MetricSpec` message, `c.pos` to `end`, into `o`. */
 export function m_MetricSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -507,7 +507,7 @@ export function f_MetricSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MetricStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1);
+const K_MetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.MetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_MetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -549,7 +549,7 @@ export function f_MetricStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MetricTarget = Uint8Array.of(0, 1, 1, 1, 1);
+const K_MetricTarget = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.MetricTarget` message, `c.pos` to `end`, into `o`. */
 export function m_MetricTarget(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -581,7 +581,7 @@ export function f_MetricTarget(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_MetricValueStatus = Uint8Array.of(0, 1, 1, 1);
+const K_MetricValueStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.MetricValueStatus` message, `c.pos` to `end`, into `o`. */
 export function m_MetricValueStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -609,7 +609,7 @@ export function f_MetricValueStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ObjectMetricSource = Uint8Array.of(0, 1, 1, 1);
+const K_ObjectMetricSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ObjectMetricSource` message, `c.pos` to `end`, into `o`. */
 export function m_ObjectMetricSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -644,7 +644,7 @@ export function f_ObjectMetricSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ObjectMetricStatus = Uint8Array.of(0, 1, 1, 1);
+const K_ObjectMetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ObjectMetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ObjectMetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -679,7 +679,7 @@ export function f_ObjectMetricStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodsMetricSource = Uint8Array.of(0, 1, 1);
+const K_PodsMetricSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.PodsMetricSource` message, `c.pos` to `end`, into `o`. */
 export function m_PodsMetricSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -706,7 +706,7 @@ export function f_PodsMetricSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodsMetricStatus = Uint8Array.of(0, 1, 1);
+const K_PodsMetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.PodsMetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodsMetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -733,7 +733,7 @@ export function f_PodsMetricStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceMetricSource = Uint8Array.of(0, 1, 1);
+const K_ResourceMetricSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ResourceMetricSource` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceMetricSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -760,7 +760,7 @@ export function f_ResourceMetricSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceMetricStatus = Uint8Array.of(0, 1, 1);
+const K_ResourceMetricStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/autoscaling/v2.ResourceMetricStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceMetricStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

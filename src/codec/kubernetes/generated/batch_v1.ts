@@ -25,7 +25,7 @@ import {
   m_WorkloadPodGroupSchedulingPolicy as scheduling_v1alpha3_m_WorkloadPodGroupSchedulingPolicy,
 } from "./scheduling_v1alpha3.ts";
 
-const K_CronJob = Uint8Array.of(0, 1, 1, 1);
+const K_CronJob = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.CronJob` message, `c.pos` to `end`, into `o`. */
 export function m_CronJob(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -56,7 +56,7 @@ export function f_CronJob(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CronJobList = Uint8Array.of(0, 1, 1);
+const K_CronJobList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.CronJobList` message, `c.pos` to `end`, into `o`. */
 export function m_CronJobList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -88,7 +88,7 @@ export function f_CronJobList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CronJobSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CronJobSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.CronJobSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CronJobSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -137,7 +137,7 @@ export function f_CronJobSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CronJobStatus = Uint8Array.of(0, 1, 0, 0, 1, 1);
+const K_CronJobStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.CronJobStatus` message, `c.pos` to `end`, into `o`. */
 export function m_CronJobStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -170,7 +170,7 @@ export function f_CronJobStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Job = Uint8Array.of(0, 1, 1, 1);
+const K_Job = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.Job` message, `c.pos` to `end`, into `o`. */
 export function m_Job(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -201,7 +201,7 @@ export function f_Job(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_JobCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobCondition` message, `c.pos` to `end`, into `o`. */
 export function m_JobCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -250,7 +250,7 @@ export function f_JobCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobList = Uint8Array.of(0, 1, 1);
+const K_JobList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobList` message, `c.pos` to `end`, into `o`. */
 export function m_JobList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -282,7 +282,7 @@ export function f_JobList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobSchedulingConfiguration = Uint8Array.of(0, 1, 1, 1, 1);
+const K_JobSchedulingConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobSchedulingConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_JobSchedulingConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -330,7 +330,7 @@ export function f_JobSchedulingConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_JobSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobSpec` message, `c.pos` to `end`, into `o`. */
 export function m_JobSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -409,7 +409,7 @@ export function f_JobSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_JobStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobStatus` message, `c.pos` to `end`, into `o`. */
 export function m_JobStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -486,7 +486,7 @@ export function f_JobStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_JobTemplateSpec = Uint8Array.of(0, 1, 1);
+const K_JobTemplateSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.JobTemplateSpec` message, `c.pos` to `end`, into `o`. */
 export function m_JobTemplateSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -513,7 +513,7 @@ export function f_JobTemplateSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodFailurePolicy = Uint8Array.of(0, 1);
+const K_PodFailurePolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.PodFailurePolicy` message, `c.pos` to `end`, into `o`. */
 export function m_PodFailurePolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -541,7 +541,7 @@ export function f_PodFailurePolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodFailurePolicyOnExitCodesRequirement = Uint8Array.of(0, 1, 1, 1);
+const K_PodFailurePolicyOnExitCodesRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.PodFailurePolicyOnExitCodesRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_PodFailurePolicyOnExitCodesRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -584,7 +584,7 @@ export function f_PodFailurePolicyOnExitCodesRequirement(o: JsonObject): JsonObj
   return o;
 }
 
-const K_PodFailurePolicyOnPodConditionsPattern = Uint8Array.of(0, 1, 1);
+const K_PodFailurePolicyOnPodConditionsPattern = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.PodFailurePolicyOnPodConditionsPattern` message, `c.pos` to `end`, into `o`. */
 export function m_PodFailurePolicyOnPodConditionsPattern(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -611,7 +611,7 @@ export function f_PodFailurePolicyOnPodConditionsPattern(o: JsonObject): JsonObj
   return o;
 }
 
-const K_PodFailurePolicyRule = Uint8Array.of(0, 1, 1, 1);
+const K_PodFailurePolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.PodFailurePolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_PodFailurePolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -649,7 +649,7 @@ export function f_PodFailurePolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SuccessPolicy = Uint8Array.of(0, 1);
+const K_SuccessPolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.SuccessPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_SuccessPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -677,7 +677,7 @@ export function f_SuccessPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SuccessPolicyRule = Uint8Array.of(0, 1, 1);
+const K_SuccessPolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.SuccessPolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_SuccessPolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -702,7 +702,7 @@ export function f_SuccessPolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_UncountedTerminatedPods = Uint8Array.of(0, 1, 1);
+const K_UncountedTerminatedPods = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/batch/v1.UncountedTerminatedPods` message, `c.pos` to `end`, into `o`. */
 export function m_UncountedTerminatedPods(c: Cursor, end: number, o: JsonObject): JsonObject {

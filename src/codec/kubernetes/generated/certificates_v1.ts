@@ -14,9 +14,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_CertificateSigningRequest = Uint8Array.of(0, 1, 1, 1);
+const K_CertificateSigningRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.CertificateSigningRequest` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -47,7 +47,7 @@ export function f_CertificateSigningRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CertificateSigningRequestCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_CertificateSigningRequestCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.CertificateSigningRequestCondition` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -96,7 +96,7 @@ export function f_CertificateSigningRequestCondition(o: JsonObject): JsonObject 
   return o;
 }
 
-const K_CertificateSigningRequestList = Uint8Array.of(0, 1, 1);
+const K_CertificateSigningRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.CertificateSigningRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -128,7 +128,7 @@ export function f_CertificateSigningRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CertificateSigningRequestSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CertificateSigningRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.CertificateSigningRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -207,7 +207,7 @@ export function f_CertificateSigningRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CertificateSigningRequestStatus = Uint8Array.of(0, 1, 1);
+const K_CertificateSigningRequestStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.CertificateSigningRequestStatus` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -241,7 +241,7 @@ export function f_CertificateSigningRequestStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterTrustBundle = Uint8Array.of(0, 1, 1);
+const K_ClusterTrustBundle = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.ClusterTrustBundle` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterTrustBundle(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -268,7 +268,7 @@ export function f_ClusterTrustBundle(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterTrustBundleList = Uint8Array.of(0, 1, 1);
+const K_ClusterTrustBundleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.ClusterTrustBundleList` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterTrustBundleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -300,7 +300,7 @@ export function f_ClusterTrustBundleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterTrustBundleSpec = Uint8Array.of(0, 1, 1);
+const K_ClusterTrustBundleSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.ClusterTrustBundleSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterTrustBundleSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -330,7 +330,7 @@ export function f_ClusterTrustBundleSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequest = Uint8Array.of(0, 1, 1, 1);
+const K_PodCertificateRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.PodCertificateRequest` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -361,7 +361,7 @@ export function f_PodCertificateRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequestList = Uint8Array.of(0, 1, 1);
+const K_PodCertificateRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.PodCertificateRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -393,7 +393,7 @@ export function f_PodCertificateRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequestSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1);
+const K_PodCertificateRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.PodCertificateRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -466,7 +466,7 @@ export function f_PodCertificateRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequestStatus = Uint8Array.of(0, 1, 1, 0, 1, 1, 1);
+const K_PodCertificateRequestStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1.PodCertificateRequestStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequestStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

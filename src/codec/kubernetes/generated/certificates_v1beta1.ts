@@ -21,9 +21,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_CertificateSigningRequest = Uint8Array.of(0, 1, 1, 1);
+const K_CertificateSigningRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.CertificateSigningRequest` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -58,7 +58,7 @@ export function f_CertificateSigningRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CertificateSigningRequestList = Uint8Array.of(0, 1, 1);
+const K_CertificateSigningRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.CertificateSigningRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -90,7 +90,7 @@ export function f_CertificateSigningRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CertificateSigningRequestSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CertificateSigningRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.CertificateSigningRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -168,7 +168,7 @@ export function f_CertificateSigningRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequest = Uint8Array.of(0, 1, 1, 1);
+const K_PodCertificateRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.PodCertificateRequest` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -203,7 +203,7 @@ export function f_PodCertificateRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequestList = Uint8Array.of(0, 1, 1);
+const K_PodCertificateRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.PodCertificateRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -235,7 +235,7 @@ export function f_PodCertificateRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateRequestSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodCertificateRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.PodCertificateRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

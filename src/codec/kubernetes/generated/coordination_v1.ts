@@ -13,7 +13,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_Lease = Uint8Array.of(0, 1, 1);
+const K_Lease = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1.Lease` message, `c.pos` to `end`, into `o`. */
 export function m_Lease(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -40,7 +40,7 @@ export function f_Lease(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LeaseList = Uint8Array.of(0, 1, 1);
+const K_LeaseList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1.LeaseList` message, `c.pos` to `end`, into `o`. */
 export function m_LeaseList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -72,7 +72,7 @@ export function f_LeaseList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LeaseSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_LeaseSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1.LeaseSpec` message, `c.pos` to `end`, into `o`. */
 export function m_LeaseSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

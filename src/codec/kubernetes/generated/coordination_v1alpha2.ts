@@ -13,7 +13,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_LeaseCandidate = Uint8Array.of(0, 1, 1);
+const K_LeaseCandidate = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1alpha2.LeaseCandidate` message, `c.pos` to `end`, into `o`. */
 export function m_LeaseCandidate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -40,7 +40,7 @@ export function f_LeaseCandidate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LeaseCandidateList = Uint8Array.of(0, 1, 1);
+const K_LeaseCandidateList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1alpha2.LeaseCandidateList` message, `c.pos` to `end`, into `o`. */
 export function m_LeaseCandidateList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -72,7 +72,7 @@ export function f_LeaseCandidateList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LeaseCandidateSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_LeaseCandidateSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/coordination/v1alpha2.LeaseCandidateSpec` message, `c.pos` to `end`, into `o`. */
 export function m_LeaseCandidateSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

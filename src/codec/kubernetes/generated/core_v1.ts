@@ -25,9 +25,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Affinity = Uint8Array.of(0, 1, 1, 1);
+const K_Affinity = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Affinity` message, `c.pos` to `end`, into `o`. */
 export function m_Affinity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -59,7 +59,7 @@ export function f_Affinity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AppArmorProfile = Uint8Array.of(0, 1, 1);
+const K_AppArmorProfile = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AppArmorProfile` message, `c.pos` to `end`, into `o`. */
 export function m_AppArmorProfile(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -85,7 +85,7 @@ export function f_AppArmorProfile(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AttachedVolume = Uint8Array.of(0, 1, 1);
+const K_AttachedVolume = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AttachedVolume` message, `c.pos` to `end`, into `o`. */
 export function m_AttachedVolume(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -112,7 +112,7 @@ export function f_AttachedVolume(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AWSElasticBlockStoreVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_AWSElasticBlockStoreVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AWSElasticBlockStoreVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_AWSElasticBlockStoreVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -156,7 +156,7 @@ export function f_AWSElasticBlockStoreVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AzureDiskVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_AzureDiskVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AzureDiskVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_AzureDiskVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -195,7 +195,7 @@ export function f_AzureDiskVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AzureFilePersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_AzureFilePersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AzureFilePersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_AzureFilePersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -233,7 +233,7 @@ export function f_AzureFilePersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AzureFileVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_AzureFileVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.AzureFileVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_AzureFileVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -267,7 +267,7 @@ export function f_AzureFileVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Binding = Uint8Array.of(0, 1, 1);
+const K_Binding = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Binding` message, `c.pos` to `end`, into `o`. */
 export function m_Binding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -294,7 +294,7 @@ export function f_Binding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Capabilities = Uint8Array.of(0, 1, 1);
+const K_Capabilities = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Capabilities` message, `c.pos` to `end`, into `o`. */
 export function m_Capabilities(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -329,7 +329,7 @@ export function f_Capabilities(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CephFSPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_CephFSPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CephFSPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CephFSPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -388,7 +388,7 @@ export function f_CephFSPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CephFSVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_CephFSVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CephFSVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CephFSVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -447,7 +447,7 @@ export function f_CephFSVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CinderPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_CinderPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CinderPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CinderPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -487,7 +487,7 @@ export function f_CinderPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CinderVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_CinderVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CinderVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CinderVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -527,7 +527,7 @@ export function f_CinderVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClientIPConfig = Uint8Array.of(0, 1);
+const K_ClientIPConfig = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ClientIPConfig` message, `c.pos` to `end`, into `o`. */
 export function m_ClientIPConfig(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -549,7 +549,7 @@ export function f_ClientIPConfig(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterTrustBundleProjection = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_ClusterTrustBundleProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ClusterTrustBundleProjection` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterTrustBundleProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -591,7 +591,7 @@ export function f_ClusterTrustBundleProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ComponentCondition = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ComponentCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ComponentCondition` message, `c.pos` to `end`, into `o`. */
 export function m_ComponentCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -632,7 +632,7 @@ export function f_ComponentCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ComponentStatus = Uint8Array.of(0, 1, 1);
+const K_ComponentStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ComponentStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ComponentStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -663,7 +663,7 @@ export function f_ComponentStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ComponentStatusList = Uint8Array.of(0, 1, 1);
+const K_ComponentStatusList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ComponentStatusList` message, `c.pos` to `end`, into `o`. */
 export function m_ComponentStatusList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -695,7 +695,7 @@ export function f_ComponentStatusList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMap = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ConfigMap = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMap` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMap(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -759,7 +759,7 @@ export function f_ConfigMap(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapEnvSource = Uint8Array.of(0, 1, 1);
+const K_ConfigMapEnvSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapEnvSource` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapEnvSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -785,7 +785,7 @@ export function f_ConfigMapEnvSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapKeySelector = Uint8Array.of(0, 1, 1, 1);
+const K_ConfigMapKeySelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapKeySelector` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapKeySelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -815,7 +815,7 @@ export function f_ConfigMapKeySelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapList = Uint8Array.of(0, 1, 1);
+const K_ConfigMapList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapList` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -847,7 +847,7 @@ export function f_ConfigMapList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapNodeConfigSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ConfigMapNodeConfigSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapNodeConfigSource` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapNodeConfigSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -892,7 +892,7 @@ export function f_ConfigMapNodeConfigSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapProjection = Uint8Array.of(0, 1, 1, 0, 1);
+const K_ConfigMapProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapProjection` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -926,7 +926,7 @@ export function f_ConfigMapProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ConfigMapVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ConfigMapVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ConfigMapVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ConfigMapVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -966,7 +966,34 @@ export function f_ConfigMapVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Container = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_Container = /* @__PURE__ */ Uint8Array.of(
+  0,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+);
 
 /** Decodes a `k8s.io/api/core/v1.Container` message, `c.pos` to `end`, into `o`. */
 export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1143,7 +1170,7 @@ export function f_Container(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerExtendedResourceRequest = Uint8Array.of(0, 1, 1, 1);
+const K_ContainerExtendedResourceRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerExtendedResourceRequest` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerExtendedResourceRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1174,7 +1201,7 @@ export function f_ContainerExtendedResourceRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerImage = Uint8Array.of(0, 1, 1);
+const K_ContainerImage = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerImage` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerImage(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1209,7 +1236,7 @@ export function f_ContainerImage(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerPort = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ContainerPort = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerPort` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerPort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1260,7 +1287,7 @@ export function f_ContainerPort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerResizePolicy = Uint8Array.of(0, 1, 1);
+const K_ContainerResizePolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerResizePolicy` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerResizePolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1287,7 +1314,7 @@ export function f_ContainerResizePolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerRestartRule = Uint8Array.of(0, 1, 1);
+const K_ContainerRestartRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerRestartRule` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerRestartRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1320,7 +1347,7 @@ export function f_ContainerRestartRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerRestartRuleOnExitCodes = Uint8Array.of(0, 1, 1);
+const K_ContainerRestartRuleOnExitCodes = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerRestartRuleOnExitCodes` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerRestartRuleOnExitCodes(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1362,7 +1389,7 @@ export function f_ContainerRestartRuleOnExitCodes(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerState = Uint8Array.of(0, 1, 1, 1);
+const K_ContainerState = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerState` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerState(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1390,7 +1417,7 @@ export function f_ContainerState(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerStateRunning = Uint8Array.of(0, 1);
+const K_ContainerStateRunning = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerStateRunning` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerStateRunning(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1413,7 +1440,7 @@ export function f_ContainerStateRunning(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerStateTerminated = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_ContainerStateTerminated = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerStateTerminated` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerStateTerminated(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1472,7 +1499,7 @@ export function f_ContainerStateTerminated(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerStateWaiting = Uint8Array.of(0, 1, 1);
+const K_ContainerStateWaiting = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerStateWaiting` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerStateWaiting(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1505,7 +1532,7 @@ export function f_ContainerStateWaiting(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ContainerStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1606,7 +1633,7 @@ export function f_ContainerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ContainerUser = Uint8Array.of(0, 1);
+const K_ContainerUser = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ContainerUser` message, `c.pos` to `end`, into `o`. */
 export function m_ContainerUser(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1628,7 +1655,7 @@ export function f_ContainerUser(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CSIPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CSIPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CSIPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1723,7 +1750,7 @@ export function f_CSIPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_CSIVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.CSIVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_CSIVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1778,7 +1805,7 @@ export function f_CSIVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonEndpoint = Uint8Array.of(0, 1);
+const K_DaemonEndpoint = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.DaemonEndpoint` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonEndpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1801,7 +1828,7 @@ export function f_DaemonEndpoint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DownwardAPIProjection = Uint8Array.of(0, 1);
+const K_DownwardAPIProjection = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.DownwardAPIProjection` message, `c.pos` to `end`, into `o`. */
 export function m_DownwardAPIProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1828,7 +1855,7 @@ export function f_DownwardAPIProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DownwardAPIVolumeFile = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_DownwardAPIVolumeFile = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.DownwardAPIVolumeFile` message, `c.pos` to `end`, into `o`. */
 export function m_DownwardAPIVolumeFile(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1867,7 +1894,7 @@ export function f_DownwardAPIVolumeFile(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DownwardAPIVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_DownwardAPIVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.DownwardAPIVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_DownwardAPIVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1900,7 +1927,7 @@ export function f_DownwardAPIVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EmptyDirVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_EmptyDirVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EmptyDirVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_EmptyDirVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1932,7 +1959,7 @@ export function f_EmptyDirVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointAddress = Uint8Array.of(0, 1, 1, 1, 1);
+const K_EndpointAddress = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EndpointAddress` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointAddress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1968,7 +1995,7 @@ export function f_EndpointAddress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointPort = Uint8Array.of(0, 1, 1, 1, 1);
+const K_EndpointPort = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EndpointPort` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointPort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2008,7 +2035,7 @@ export function f_EndpointPort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Endpoints = Uint8Array.of(0, 1, 1);
+const K_Endpoints = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Endpoints` message, `c.pos` to `end`, into `o`. */
 export function m_Endpoints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2039,7 +2066,7 @@ export function f_Endpoints(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointsList = Uint8Array.of(0, 1, 1);
+const K_EndpointsList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EndpointsList` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointsList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2071,7 +2098,7 @@ export function f_EndpointsList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointSubset = Uint8Array.of(0, 1, 1, 1);
+const K_EndpointSubset = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EndpointSubset` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointSubset(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2114,7 +2141,7 @@ export function f_EndpointSubset(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EnvFromSource = Uint8Array.of(0, 1, 1, 1);
+const K_EnvFromSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EnvFromSource` message, `c.pos` to `end`, into `o`. */
 export function m_EnvFromSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2146,7 +2173,7 @@ export function f_EnvFromSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EnvVar = Uint8Array.of(0, 1, 1, 1);
+const K_EnvVar = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EnvVar` message, `c.pos` to `end`, into `o`. */
 export function m_EnvVar(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2179,7 +2206,7 @@ export function f_EnvVar(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EnvVarSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_EnvVarSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EnvVarSource` message, `c.pos` to `end`, into `o`. */
 export function m_EnvVarSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2221,7 +2248,7 @@ export function f_EnvVarSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EphemeralContainer = Uint8Array.of(0, 1, 1);
+const K_EphemeralContainer = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EphemeralContainer` message, `c.pos` to `end`, into `o`. */
 export function m_EphemeralContainer(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2251,7 +2278,7 @@ export function f_EphemeralContainer(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EphemeralContainerCommon = Uint8Array.of(
+const K_EphemeralContainerCommon = /* @__PURE__ */ Uint8Array.of(
   0,
   1,
   1,
@@ -2455,7 +2482,7 @@ export function f_EphemeralContainerCommon(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EphemeralVolumeSource = Uint8Array.of(0, 1);
+const K_EphemeralVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EphemeralVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_EphemeralVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2481,7 +2508,7 @@ export function f_EphemeralVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Event = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_Event = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Event` message, `c.pos` to `end`, into `o`. */
 export function m_Event(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2573,7 +2600,7 @@ export function f_Event(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EventList = Uint8Array.of(0, 1, 1);
+const K_EventList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EventList` message, `c.pos` to `end`, into `o`. */
 export function m_EventList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2605,7 +2632,7 @@ export function f_EventList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EventSeries = Uint8Array.of(0, 1, 1);
+const K_EventSeries = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EventSeries` message, `c.pos` to `end`, into `o`. */
 export function m_EventSeries(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2635,7 +2662,7 @@ export function f_EventSeries(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EventSource = Uint8Array.of(0, 1, 1);
+const K_EventSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EventSource` message, `c.pos` to `end`, into `o`. */
 export function m_EventSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2668,7 +2695,7 @@ export function f_EventSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionResponder = Uint8Array.of(0, 1, 1);
+const K_EvictionResponder = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.EvictionResponder` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionResponder(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2695,7 +2722,7 @@ export function f_EvictionResponder(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ExecAction = Uint8Array.of(0, 1);
+const K_ExecAction = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ExecAction` message, `c.pos` to `end`, into `o`. */
 export function m_ExecAction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2722,7 +2749,7 @@ export function f_ExecAction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FCVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_FCVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.FCVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_FCVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2774,7 +2801,7 @@ export function f_FCVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FileKeySelector = Uint8Array.of(0, 1, 1, 1, 1);
+const K_FileKeySelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.FileKeySelector` message, `c.pos` to `end`, into `o`. */
 export function m_FileKeySelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2808,7 +2835,7 @@ export function f_FileKeySelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlexPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_FlexPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.FlexPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_FlexPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2867,7 +2894,7 @@ export function f_FlexPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlexVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_FlexVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.FlexVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_FlexVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2926,7 +2953,7 @@ export function f_FlexVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlockerVolumeSource = Uint8Array.of(0, 1, 1);
+const K_FlockerVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.FlockerVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_FlockerVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -2959,7 +2986,7 @@ export function f_FlockerVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GCEPersistentDiskVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_GCEPersistentDiskVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.GCEPersistentDiskVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_GCEPersistentDiskVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3003,7 +3030,7 @@ export function f_GCEPersistentDiskVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GitRepoVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_GitRepoVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.GitRepoVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_GitRepoVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3040,7 +3067,7 @@ export function f_GitRepoVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GlusterfsPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_GlusterfsPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.GlusterfsPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_GlusterfsPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3077,7 +3104,7 @@ export function f_GlusterfsPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GlusterfsVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_GlusterfsVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.GlusterfsVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_GlusterfsVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3111,7 +3138,7 @@ export function f_GlusterfsVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GRPCAction = Uint8Array.of(0, 1, 1, 1);
+const K_GRPCAction = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.GRPCAction` message, `c.pos` to `end`, into `o`. */
 export function m_GRPCAction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3141,7 +3168,7 @@ export function f_GRPCAction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HostAlias = Uint8Array.of(0, 1, 1);
+const K_HostAlias = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.HostAlias` message, `c.pos` to `end`, into `o`. */
 export function m_HostAlias(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3172,7 +3199,7 @@ export function f_HostAlias(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HostIP = Uint8Array.of(0, 1);
+const K_HostIP = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.HostIP` message, `c.pos` to `end`, into `o`. */
 export function m_HostIP(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3195,7 +3222,7 @@ export function f_HostIP(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HostPathVolumeSource = Uint8Array.of(0, 1, 1);
+const K_HostPathVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.HostPathVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_HostPathVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3221,7 +3248,7 @@ export function f_HostPathVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HTTPGetAction = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_HTTPGetAction = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.HTTPGetAction` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPGetAction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3276,7 +3303,7 @@ export function f_HTTPGetAction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HTTPHeader = Uint8Array.of(0, 1, 1);
+const K_HTTPHeader = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.HTTPHeader` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPHeader(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3303,7 +3330,7 @@ export function f_HTTPHeader(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ImageVolumeSource = Uint8Array.of(0, 1, 1);
+const K_ImageVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ImageVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ImageVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3336,7 +3363,7 @@ export function f_ImageVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ImageVolumeStatus = Uint8Array.of(0, 1);
+const K_ImageVolumeStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ImageVolumeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ImageVolumeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3362,7 +3389,7 @@ export function f_ImageVolumeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ISCSIPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_ISCSIPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ISCSIPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ISCSIPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3442,7 +3469,7 @@ export function f_ISCSIPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ISCSIVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_ISCSIVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ISCSIVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ISCSIVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3522,7 +3549,7 @@ export function f_ISCSIVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_KeyToPath = Uint8Array.of(0, 1, 1, 1, 1);
+const K_KeyToPath = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.KeyToPath` message, `c.pos` to `end`, into `o`. */
 export function m_KeyToPath(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3555,7 +3582,7 @@ export function f_KeyToPath(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Lifecycle = Uint8Array.of(0, 1, 1, 1);
+const K_Lifecycle = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Lifecycle` message, `c.pos` to `end`, into `o`. */
 export function m_Lifecycle(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3583,7 +3610,7 @@ export function f_Lifecycle(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LifecycleHandler = Uint8Array.of(0, 1, 1, 1, 1);
+const K_LifecycleHandler = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LifecycleHandler` message, `c.pos` to `end`, into `o`. */
 export function m_LifecycleHandler(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3614,7 +3641,7 @@ export function f_LifecycleHandler(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitRange = Uint8Array.of(0, 1, 1);
+const K_LimitRange = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LimitRange` message, `c.pos` to `end`, into `o`. */
 export function m_LimitRange(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3641,7 +3668,7 @@ export function f_LimitRange(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitRangeItem = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_LimitRangeItem = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LimitRangeItem` message, `c.pos` to `end`, into `o`. */
 export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3759,7 +3786,7 @@ export function f_LimitRangeItem(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitRangeList = Uint8Array.of(0, 1, 1);
+const K_LimitRangeList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LimitRangeList` message, `c.pos` to `end`, into `o`. */
 export function m_LimitRangeList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3791,7 +3818,7 @@ export function f_LimitRangeList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitRangeSpec = Uint8Array.of(0, 1);
+const K_LimitRangeSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LimitRangeSpec` message, `c.pos` to `end`, into `o`. */
 export function m_LimitRangeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3819,7 +3846,7 @@ export function f_LimitRangeSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LinuxContainerUser = Uint8Array.of(0, 1, 1, 1);
+const K_LinuxContainerUser = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LinuxContainerUser` message, `c.pos` to `end`, into `o`. */
 export function m_LinuxContainerUser(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3862,7 +3889,7 @@ export function f_LinuxContainerUser(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_List = Uint8Array.of(0, 1, 1);
+const K_List = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.List` message, `c.pos` to `end`, into `o`. */
 export function m_List(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3894,7 +3921,7 @@ export function f_List(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LoadBalancerIngress = Uint8Array.of(0, 1, 1, 1, 1);
+const K_LoadBalancerIngress = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LoadBalancerIngress` message, `c.pos` to `end`, into `o`. */
 export function m_LoadBalancerIngress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3938,7 +3965,7 @@ export function f_LoadBalancerIngress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LoadBalancerStatus = Uint8Array.of(0, 1);
+const K_LoadBalancerStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LoadBalancerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_LoadBalancerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3965,7 +3992,7 @@ export function f_LoadBalancerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LocalObjectReference = Uint8Array.of(0, 1);
+const K_LocalObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LocalObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_LocalObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -3991,7 +4018,7 @@ export function f_LocalObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LocalVolumeSource = Uint8Array.of(0, 1, 1);
+const K_LocalVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.LocalVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_LocalVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4017,7 +4044,7 @@ export function f_LocalVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ModifyVolumeStatus = Uint8Array.of(0, 1, 1);
+const K_ModifyVolumeStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ModifyVolumeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ModifyVolumeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4047,7 +4074,7 @@ export function f_ModifyVolumeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Namespace = Uint8Array.of(0, 1, 1, 1);
+const K_Namespace = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Namespace` message, `c.pos` to `end`, into `o`. */
 export function m_Namespace(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4078,7 +4105,7 @@ export function f_Namespace(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NamespaceCondition = Uint8Array.of(0, 1, 1, 0, 1, 1, 1);
+const K_NamespaceCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NamespaceCondition` message, `c.pos` to `end`, into `o`. */
 export function m_NamespaceCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4123,7 +4150,7 @@ export function f_NamespaceCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NamespaceList = Uint8Array.of(0, 1, 1);
+const K_NamespaceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NamespaceList` message, `c.pos` to `end`, into `o`. */
 export function m_NamespaceList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4155,7 +4182,7 @@ export function f_NamespaceList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NamespaceSpec = Uint8Array.of(0, 1);
+const K_NamespaceSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NamespaceSpec` message, `c.pos` to `end`, into `o`. */
 export function m_NamespaceSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4182,7 +4209,7 @@ export function f_NamespaceSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NamespaceStatus = Uint8Array.of(0, 1, 1);
+const K_NamespaceStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NamespaceStatus` message, `c.pos` to `end`, into `o`. */
 export function m_NamespaceStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4216,7 +4243,7 @@ export function f_NamespaceStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NFSVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_NFSVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NFSVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_NFSVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4250,7 +4277,7 @@ export function f_NFSVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Node = Uint8Array.of(0, 1, 1, 1);
+const K_Node = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Node` message, `c.pos` to `end`, into `o`. */
 export function m_Node(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4281,7 +4308,7 @@ export function f_Node(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAddress = Uint8Array.of(0, 1, 1);
+const K_NodeAddress = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeAddress` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAddress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4308,7 +4335,7 @@ export function f_NodeAddress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAffinity = Uint8Array.of(0, 1, 1);
+const K_NodeAffinity = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeAffinity` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAffinity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4342,7 +4369,7 @@ export function f_NodeAffinity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableMappedResources = Uint8Array.of(0, 1, 1);
+const K_NodeAllocatableMappedResources = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeAllocatableMappedResources` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableMappedResources(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4369,7 +4396,7 @@ export function f_NodeAllocatableMappedResources(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableOverheadResources = Uint8Array.of(0, 1, 1, 1);
+const K_NodeAllocatableOverheadResources = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeAllocatableOverheadResources` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableOverheadResources(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4398,7 +4425,7 @@ export function f_NodeAllocatableOverheadResources(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableResourceClaimStatus = Uint8Array.of(0, 1, 1, 0, 1, 1);
+const K_NodeAllocatableResourceClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeAllocatableResourceClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableResourceClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4445,7 +4472,7 @@ export function f_NodeAllocatableResourceClaimStatus(o: JsonObject): JsonObject 
   return o;
 }
 
-const K_NodeCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_NodeCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeCondition` message, `c.pos` to `end`, into `o`. */
 export function m_NodeCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4494,7 +4521,7 @@ export function f_NodeCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeConfigSource = Uint8Array.of(0, 0, 1);
+const K_NodeConfigSource = /* @__PURE__ */ Uint8Array.of(0, 0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeConfigSource` message, `c.pos` to `end`, into `o`. */
 export function m_NodeConfigSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4516,7 +4543,7 @@ export function f_NodeConfigSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeConfigStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_NodeConfigStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeConfigStatus` message, `c.pos` to `end`, into `o`. */
 export function m_NodeConfigStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4551,7 +4578,7 @@ export function f_NodeConfigStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeDaemonEndpoints = Uint8Array.of(0, 1);
+const K_NodeDaemonEndpoints = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeDaemonEndpoints` message, `c.pos` to `end`, into `o`. */
 export function m_NodeDaemonEndpoints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4574,7 +4601,7 @@ export function f_NodeDaemonEndpoints(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeFeatures = Uint8Array.of(0, 1);
+const K_NodeFeatures = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeFeatures` message, `c.pos` to `end`, into `o`. */
 export function m_NodeFeatures(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4596,7 +4623,7 @@ export function f_NodeFeatures(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeList = Uint8Array.of(0, 1, 1);
+const K_NodeList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeList` message, `c.pos` to `end`, into `o`. */
 export function m_NodeList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4628,7 +4655,7 @@ export function f_NodeList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodePodPreemptionPolicy = Uint8Array.of(0, 1);
+const K_NodePodPreemptionPolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodePodPreemptionPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_NodePodPreemptionPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4655,7 +4682,7 @@ export function f_NodePodPreemptionPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeProxyOptions = Uint8Array.of(0, 1);
+const K_NodeProxyOptions = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeProxyOptions` message, `c.pos` to `end`, into `o`. */
 export function m_NodeProxyOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4681,7 +4708,7 @@ export function f_NodeProxyOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeRuntimeHandler = Uint8Array.of(0, 1, 1);
+const K_NodeRuntimeHandler = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeRuntimeHandler` message, `c.pos` to `end`, into `o`. */
 export function m_NodeRuntimeHandler(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4707,7 +4734,7 @@ export function f_NodeRuntimeHandler(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeRuntimeHandlerFeatures = Uint8Array.of(0, 1, 1);
+const K_NodeRuntimeHandlerFeatures = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeRuntimeHandlerFeatures` message, `c.pos` to `end`, into `o`. */
 export function m_NodeRuntimeHandlerFeatures(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4732,7 +4759,7 @@ export function f_NodeRuntimeHandlerFeatures(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSelector = Uint8Array.of(0, 1);
+const K_NodeSelector = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSelector` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4760,7 +4787,7 @@ export function f_NodeSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSelectorRequirement = Uint8Array.of(0, 1, 1, 1);
+const K_NodeSelectorRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSelectorRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSelectorRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4795,7 +4822,7 @@ export function f_NodeSelectorRequirement(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSelectorTerm = Uint8Array.of(0, 1, 1);
+const K_NodeSelectorTerm = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSelectorTerm` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSelectorTerm(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4830,7 +4857,7 @@ export function f_NodeSelectorTerm(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_NodeSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSpec` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -4903,7 +4930,7 @@ export function f_NodeSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_NodeStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5041,7 +5068,7 @@ export function f_NodeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSwapStatus = Uint8Array.of(0, 1);
+const K_NodeSwapStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSwapStatus` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSwapStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5063,7 +5090,7 @@ export function f_NodeSwapStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeSystemInfo = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_NodeSystemInfo = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.NodeSystemInfo` message, `c.pos` to `end`, into `o`. */
 export function m_NodeSystemInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5128,7 +5155,7 @@ export function f_NodeSystemInfo(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ObjectFieldSelector = Uint8Array.of(0, 1, 1);
+const K_ObjectFieldSelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ObjectFieldSelector` message, `c.pos` to `end`, into `o`. */
 export function m_ObjectFieldSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5158,7 +5185,7 @@ export function f_ObjectFieldSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ObjectReference = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_ObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_ObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5226,7 +5253,7 @@ export function f_ObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolume = Uint8Array.of(0, 1, 1, 1);
+const K_PersistentVolume = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolume` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolume(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5257,7 +5284,7 @@ export function f_PersistentVolume(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaim = Uint8Array.of(0, 1, 1, 1);
+const K_PersistentVolumeClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaim` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5288,7 +5315,7 @@ export function f_PersistentVolumeClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_PersistentVolumeClaimCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimCondition` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5337,7 +5364,7 @@ export function f_PersistentVolumeClaimCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimList = Uint8Array.of(0, 1, 1);
+const K_PersistentVolumeClaimList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimList` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5369,7 +5396,7 @@ export function f_PersistentVolumeClaimList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PersistentVolumeClaimSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5433,7 +5460,7 @@ export function f_PersistentVolumeClaimSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1);
+const K_PersistentVolumeClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5545,7 +5572,7 @@ export function f_PersistentVolumeClaimStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimTemplate = Uint8Array.of(0, 1, 1);
+const K_PersistentVolumeClaimTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5572,7 +5599,7 @@ export function f_PersistentVolumeClaimTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeClaimVolumeSource = Uint8Array.of(0, 1, 1);
+const K_PersistentVolumeClaimVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeClaimVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeClaimVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5602,7 +5629,7 @@ export function f_PersistentVolumeClaimVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeList = Uint8Array.of(0, 1, 1);
+const K_PersistentVolumeList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeList` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5634,7 +5661,31 @@ export function f_PersistentVolumeList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(
+  0,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5755,7 +5806,7 @@ export function f_PersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PersistentVolumeSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5839,7 +5890,7 @@ export function f_PersistentVolumeSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PersistentVolumeStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_PersistentVolumeStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PersistentVolumeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PersistentVolumeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5882,7 +5933,7 @@ export function f_PersistentVolumeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PhotonPersistentDiskVolumeSource = Uint8Array.of(0, 1, 1);
+const K_PhotonPersistentDiskVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PhotonPersistentDiskVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_PhotonPersistentDiskVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5912,7 +5963,7 @@ export function f_PhotonPersistentDiskVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Pod = Uint8Array.of(0, 1, 1, 1);
+const K_Pod = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Pod` message, `c.pos` to `end`, into `o`. */
 export function m_Pod(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5943,7 +5994,7 @@ export function f_Pod(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodAffinity = Uint8Array.of(0, 1, 1);
+const K_PodAffinity = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodAffinity` message, `c.pos` to `end`, into `o`. */
 export function m_PodAffinity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -5978,7 +6029,7 @@ export function f_PodAffinity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodAffinityTerm = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_PodAffinityTerm = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodAffinityTerm` message, `c.pos` to `end`, into `o`. */
 export function m_PodAffinityTerm(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6039,7 +6090,7 @@ export function f_PodAffinityTerm(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodAntiAffinity = Uint8Array.of(0, 1, 1);
+const K_PodAntiAffinity = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodAntiAffinity` message, `c.pos` to `end`, into `o`. */
 export function m_PodAntiAffinity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6074,7 +6125,7 @@ export function f_PodAntiAffinity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodAttachOptions = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_PodAttachOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodAttachOptions` message, `c.pos` to `end`, into `o`. */
 export function m_PodAttachOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6128,7 +6179,7 @@ export function f_PodAttachOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCertificateProjection = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodCertificateProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodCertificateProjection` message, `c.pos` to `end`, into `o`. */
 export function m_PodCertificateProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6207,7 +6258,7 @@ export function f_PodCertificateProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_PodCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodCondition` message, `c.pos` to `end`, into `o`. */
 export function m_PodCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6263,7 +6314,7 @@ export function f_PodCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDNSConfig = Uint8Array.of(0, 1, 1, 1);
+const K_PodDNSConfig = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodDNSConfig` message, `c.pos` to `end`, into `o`. */
 export function m_PodDNSConfig(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6306,7 +6357,7 @@ export function f_PodDNSConfig(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDNSConfigOption = Uint8Array.of(0, 1, 1);
+const K_PodDNSConfigOption = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodDNSConfigOption` message, `c.pos` to `end`, into `o`. */
 export function m_PodDNSConfigOption(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6335,7 +6386,7 @@ export function f_PodDNSConfigOption(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodExecOptions = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_PodExecOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodExecOptions` message, `c.pos` to `end`, into `o`. */
 export function m_PodExecOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6398,7 +6449,7 @@ export function f_PodExecOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodExtendedResourceClaimStatus = Uint8Array.of(0, 1, 1);
+const K_PodExtendedResourceClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodExtendedResourceClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodExtendedResourceClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6430,7 +6481,7 @@ export function f_PodExtendedResourceClaimStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodIP = Uint8Array.of(0, 1);
+const K_PodIP = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodIP` message, `c.pos` to `end`, into `o`. */
 export function m_PodIP(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6453,7 +6504,7 @@ export function f_PodIP(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodList = Uint8Array.of(0, 1, 1);
+const K_PodList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodList` message, `c.pos` to `end`, into `o`. */
 export function m_PodList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6485,7 +6536,7 @@ export function f_PodList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodLogOptions = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodLogOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodLogOptions` message, `c.pos` to `end`, into `o`. */
 export function m_PodLogOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6554,7 +6605,7 @@ export function f_PodLogOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodOS = Uint8Array.of(0, 1);
+const K_PodOS = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodOS` message, `c.pos` to `end`, into `o`. */
 export function m_PodOS(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6577,7 +6628,7 @@ export function f_PodOS(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodPortForwardOptions = Uint8Array.of(0, 1);
+const K_PodPortForwardOptions = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodPortForwardOptions` message, `c.pos` to `end`, into `o`. */
 export function m_PodPortForwardOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6612,7 +6663,7 @@ export function f_PodPortForwardOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodProxyOptions = Uint8Array.of(0, 1);
+const K_PodProxyOptions = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodProxyOptions` message, `c.pos` to `end`, into `o`. */
 export function m_PodProxyOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6638,7 +6689,7 @@ export function f_PodProxyOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodReadinessGate = Uint8Array.of(0, 1);
+const K_PodReadinessGate = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodReadinessGate` message, `c.pos` to `end`, into `o`. */
 export function m_PodReadinessGate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6661,7 +6712,7 @@ export function f_PodReadinessGate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodResourceClaim = Uint8Array.of(0, 1, 0, 1, 1);
+const K_PodResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_PodResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6690,7 +6741,7 @@ export function f_PodResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodResourceClaimStatus = Uint8Array.of(0, 1, 1);
+const K_PodResourceClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodResourceClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodResourceClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6716,7 +6767,7 @@ export function f_PodResourceClaimStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodSchedulingGate = Uint8Array.of(0, 1);
+const K_PodSchedulingGate = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodSchedulingGate` message, `c.pos` to `end`, into `o`. */
 export function m_PodSchedulingGate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6739,7 +6790,7 @@ export function f_PodSchedulingGate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodSchedulingGroup = Uint8Array.of(0, 1);
+const K_PodSchedulingGroup = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodSchedulingGroup` message, `c.pos` to `end`, into `o`. */
 export function m_PodSchedulingGroup(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6761,7 +6812,7 @@ export function f_PodSchedulingGroup(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodSecurityContext = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodSecurityContext = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodSecurityContext` message, `c.pos` to `end`, into `o`. */
 export function m_PodSecurityContext(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -6845,7 +6896,7 @@ export function f_PodSecurityContext(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodSpec = Uint8Array.of(
+const K_PodSpec = /* @__PURE__ */ Uint8Array.of(
   0,
   1,
   1,
@@ -7188,7 +7239,7 @@ export function f_PodSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7374,7 +7425,7 @@ export function f_PodStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodTemplate = Uint8Array.of(0, 1, 1);
+const K_PodTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_PodTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7401,7 +7452,7 @@ export function f_PodTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodTemplateList = Uint8Array.of(0, 1, 1);
+const K_PodTemplateList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodTemplateList` message, `c.pos` to `end`, into `o`. */
 export function m_PodTemplateList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7433,7 +7484,7 @@ export function f_PodTemplateList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodTemplateSpec = Uint8Array.of(0, 1, 1);
+const K_PodTemplateSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodTemplateSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PodTemplateSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7460,7 +7511,7 @@ export function f_PodTemplateSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodVolumeHealth = Uint8Array.of(0, 1, 1, 1);
+const K_PodVolumeHealth = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PodVolumeHealth` message, `c.pos` to `end`, into `o`. */
 export function m_PodVolumeHealth(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7495,7 +7546,7 @@ export function f_PodVolumeHealth(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PortStatus = Uint8Array.of(0, 1, 1, 1);
+const K_PortStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PortStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PortStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7525,7 +7576,7 @@ export function f_PortStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PortworxVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_PortworxVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PortworxVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_PortworxVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7562,7 +7613,7 @@ export function f_PortworxVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PreferredSchedulingTerm = Uint8Array.of(0, 1, 1);
+const K_PreferredSchedulingTerm = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.PreferredSchedulingTerm` message, `c.pos` to `end`, into `o`. */
 export function m_PreferredSchedulingTerm(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7589,7 +7640,7 @@ export function f_PreferredSchedulingTerm(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Probe = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_Probe = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Probe` message, `c.pos` to `end`, into `o`. */
 export function m_Probe(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7650,7 +7701,7 @@ export function f_Probe(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ProbeHandler = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ProbeHandler = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ProbeHandler` message, `c.pos` to `end`, into `o`. */
 export function m_ProbeHandler(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7681,7 +7732,7 @@ export function f_ProbeHandler(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ProjectedVolumeSource = Uint8Array.of(0, 1, 1, 1);
+const K_ProjectedVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ProjectedVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ProjectedVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7715,7 +7766,7 @@ export function f_ProjectedVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_QuobyteVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_QuobyteVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.QuobyteVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_QuobyteVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7770,7 +7821,7 @@ export function f_QuobyteVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RangeAllocation = Uint8Array.of(0, 1, 1, 1);
+const K_RangeAllocation = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.RangeAllocation` message, `c.pos` to `end`, into `o`. */
 export function m_RangeAllocation(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7801,7 +7852,7 @@ export function f_RangeAllocation(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RBDPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_RBDPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.RBDPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_RBDPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7871,7 +7922,7 @@ export function f_RBDPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RBDVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_RBDVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.RBDVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_RBDVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7941,7 +7992,7 @@ export function f_RBDVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicationController = Uint8Array.of(0, 1, 1, 1);
+const K_ReplicationController = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ReplicationController` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicationController(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -7972,7 +8023,7 @@ export function f_ReplicationController(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicationControllerCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ReplicationControllerCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ReplicationControllerCondition` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicationControllerCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8017,7 +8068,7 @@ export function f_ReplicationControllerCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicationControllerList = Uint8Array.of(0, 1, 1);
+const K_ReplicationControllerList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ReplicationControllerList` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicationControllerList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8049,7 +8100,7 @@ export function f_ReplicationControllerList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicationControllerSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ReplicationControllerSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ReplicationControllerSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicationControllerSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8100,7 +8151,7 @@ export function f_ReplicationControllerSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicationControllerStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_ReplicationControllerStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ReplicationControllerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicationControllerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8159,7 +8210,7 @@ export function f_ReplicationControllerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaim = Uint8Array.of(0, 1, 1);
+const K_ResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8189,7 +8240,7 @@ export function f_ResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceFieldSelector = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceFieldSelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceFieldSelector` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceFieldSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8223,7 +8274,7 @@ export function f_ResourceFieldSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceHealth = Uint8Array.of(0, 1, 1, 0, 0, 0, 1);
+const K_ResourceHealth = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceHealth` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceHealth(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8256,7 +8307,7 @@ export function f_ResourceHealth(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceQuota = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceQuota = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceQuota` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceQuota(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8287,7 +8338,7 @@ export function f_ResourceQuota(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceQuotaList = Uint8Array.of(0, 1, 1);
+const K_ResourceQuotaList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceQuotaList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceQuotaList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8319,7 +8370,7 @@ export function f_ResourceQuotaList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceQuotaSpec = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceQuotaSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceQuotaSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceQuotaSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8368,7 +8419,7 @@ export function f_ResourceQuotaSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceQuotaStatus = Uint8Array.of(0, 1, 1);
+const K_ResourceQuotaStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceQuotaStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceQuotaStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8425,7 +8476,7 @@ export function f_ResourceQuotaStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceRequirements = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceRequirements = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceRequirements` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8490,7 +8541,7 @@ export function f_ResourceRequirements(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceStatus = Uint8Array.of(0, 1, 1);
+const K_ResourceStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ResourceStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8521,7 +8572,7 @@ export function f_ResourceStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScaleIOPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ScaleIOPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ScaleIOPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ScaleIOPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8601,7 +8652,7 @@ export function f_ScaleIOPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScaleIOVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ScaleIOVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ScaleIOVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_ScaleIOVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8681,7 +8732,7 @@ export function f_ScaleIOVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScopedResourceSelectorRequirement = Uint8Array.of(0, 1, 1, 1);
+const K_ScopedResourceSelectorRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ScopedResourceSelectorRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_ScopedResourceSelectorRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8716,7 +8767,7 @@ export function f_ScopedResourceSelectorRequirement(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ScopeSelector = Uint8Array.of(0, 1);
+const K_ScopeSelector = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ScopeSelector` message, `c.pos` to `end`, into `o`. */
 export function m_ScopeSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8743,7 +8794,7 @@ export function f_ScopeSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SeccompProfile = Uint8Array.of(0, 1, 1);
+const K_SeccompProfile = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SeccompProfile` message, `c.pos` to `end`, into `o`. */
 export function m_SeccompProfile(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8769,7 +8820,7 @@ export function f_SeccompProfile(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Secret = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_Secret = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Secret` message, `c.pos` to `end`, into `o`. */
 export function m_Secret(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8840,7 +8891,7 @@ export function f_Secret(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretEnvSource = Uint8Array.of(0, 1, 1);
+const K_SecretEnvSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretEnvSource` message, `c.pos` to `end`, into `o`. */
 export function m_SecretEnvSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8866,7 +8917,7 @@ export function f_SecretEnvSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretKeySelector = Uint8Array.of(0, 1, 1, 1);
+const K_SecretKeySelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretKeySelector` message, `c.pos` to `end`, into `o`. */
 export function m_SecretKeySelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8896,7 +8947,7 @@ export function f_SecretKeySelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretList = Uint8Array.of(0, 1, 1);
+const K_SecretList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretList` message, `c.pos` to `end`, into `o`. */
 export function m_SecretList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8928,7 +8979,7 @@ export function f_SecretList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretProjection = Uint8Array.of(0, 1, 1, 0, 1);
+const K_SecretProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretProjection` message, `c.pos` to `end`, into `o`. */
 export function m_SecretProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8962,7 +9013,7 @@ export function f_SecretProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretReference = Uint8Array.of(0, 1, 1);
+const K_SecretReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretReference` message, `c.pos` to `end`, into `o`. */
 export function m_SecretReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -8995,7 +9046,7 @@ export function f_SecretReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecretVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_SecretVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecretVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_SecretVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9038,7 +9089,7 @@ export function f_SecretVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SecurityContext = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_SecurityContext = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SecurityContext` message, `c.pos` to `end`, into `o`. */
 export function m_SecurityContext(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9101,7 +9152,7 @@ export function f_SecurityContext(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SELinuxOptions = Uint8Array.of(0, 1, 1, 1, 1);
+const K_SELinuxOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SELinuxOptions` message, `c.pos` to `end`, into `o`. */
 export function m_SELinuxOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9148,7 +9199,7 @@ export function f_SELinuxOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SerializedReference = Uint8Array.of(0, 1);
+const K_SerializedReference = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SerializedReference` message, `c.pos` to `end`, into `o`. */
 export function m_SerializedReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9171,7 +9222,7 @@ export function f_SerializedReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Service = Uint8Array.of(0, 1, 1, 1);
+const K_Service = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Service` message, `c.pos` to `end`, into `o`. */
 export function m_Service(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9202,7 +9253,7 @@ export function f_Service(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceAccount = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ServiceAccount = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceAccount` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceAccount(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9244,7 +9295,7 @@ export function f_ServiceAccount(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceAccountList = Uint8Array.of(0, 1, 1);
+const K_ServiceAccountList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceAccountList` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceAccountList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9276,7 +9327,7 @@ export function f_ServiceAccountList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceAccountTokenProjection = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ServiceAccountTokenProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceAccountTokenProjection` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceAccountTokenProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9312,7 +9363,7 @@ export function f_ServiceAccountTokenProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceList = Uint8Array.of(0, 1, 1);
+const K_ServiceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceList` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9344,7 +9395,7 @@ export function f_ServiceList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServicePort = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_ServicePort = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServicePort` message, `c.pos` to `end`, into `o`. */
 export function m_ServicePort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9395,7 +9446,7 @@ export function f_ServicePort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceProxyOptions = Uint8Array.of(0, 1);
+const K_ServiceProxyOptions = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceProxyOptions` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceProxyOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9421,7 +9472,32 @@ export function f_ServiceProxyOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+const K_ServiceSpec = /* @__PURE__ */ Uint8Array.of(
+  0,
+  1,
+  1,
+  1,
+  1,
+  1,
+  0,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  0,
+  0,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+  1,
+);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9577,7 +9653,7 @@ export function f_ServiceSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceStatus = Uint8Array.of(0, 1, 1);
+const K_ServiceStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.ServiceStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9608,7 +9684,7 @@ export function f_ServiceStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SessionAffinityConfig = Uint8Array.of(0, 1);
+const K_SessionAffinityConfig = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SessionAffinityConfig` message, `c.pos` to `end`, into `o`. */
 export function m_SessionAffinityConfig(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9630,7 +9706,7 @@ export function f_SessionAffinityConfig(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SleepAction = Uint8Array.of(0, 1);
+const K_SleepAction = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.SleepAction` message, `c.pos` to `end`, into `o`. */
 export function m_SleepAction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9653,7 +9729,7 @@ export function f_SleepAction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageOSPersistentVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_StorageOSPersistentVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.StorageOSPersistentVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_StorageOSPersistentVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9703,7 +9779,7 @@ export function f_StorageOSPersistentVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageOSVolumeSource = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_StorageOSVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.StorageOSVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_StorageOSVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9753,7 +9829,7 @@ export function f_StorageOSVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Sysctl = Uint8Array.of(0, 1, 1);
+const K_Sysctl = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Sysctl` message, `c.pos` to `end`, into `o`. */
 export function m_Sysctl(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9780,7 +9856,7 @@ export function f_Sysctl(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Taint = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Taint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Taint` message, `c.pos` to `end`, into `o`. */
 export function m_Taint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9817,7 +9893,7 @@ export function f_Taint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TCPSocketAction = Uint8Array.of(0, 1, 1);
+const K_TCPSocketAction = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TCPSocketAction` message, `c.pos` to `end`, into `o`. */
 export function m_TCPSocketAction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9847,7 +9923,7 @@ export function f_TCPSocketAction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Toleration = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_Toleration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Toleration` message, `c.pos` to `end`, into `o`. */
 export function m_Toleration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9897,7 +9973,7 @@ export function f_Toleration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TopologySelectorLabelRequirement = Uint8Array.of(0, 1, 1);
+const K_TopologySelectorLabelRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TopologySelectorLabelRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_TopologySelectorLabelRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9929,7 +10005,7 @@ export function f_TopologySelectorLabelRequirement(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TopologySelectorTerm = Uint8Array.of(0, 1);
+const K_TopologySelectorTerm = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TopologySelectorTerm` message, `c.pos` to `end`, into `o`. */
 export function m_TopologySelectorTerm(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -9956,7 +10032,7 @@ export function f_TopologySelectorTerm(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TopologySpreadConstraint = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_TopologySpreadConstraint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TopologySpreadConstraint` message, `c.pos` to `end`, into `o`. */
 export function m_TopologySpreadConstraint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10011,7 +10087,7 @@ export function f_TopologySpreadConstraint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TypedLocalObjectReference = Uint8Array.of(0, 1, 1, 1);
+const K_TypedLocalObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TypedLocalObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_TypedLocalObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10042,7 +10118,7 @@ export function f_TypedLocalObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TypedObjectReference = Uint8Array.of(0, 1, 1, 1, 1);
+const K_TypedObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.TypedObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_TypedObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10076,7 +10152,7 @@ export function f_TypedObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Volume = Uint8Array.of(0, 1, 1);
+const K_Volume = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Volume` message, `c.pos` to `end`, into `o`. */
 export function m_Volume(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10103,7 +10179,7 @@ export function f_Volume(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeDevice = Uint8Array.of(0, 1, 1);
+const K_VolumeDevice = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeDevice` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeDevice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10130,7 +10206,7 @@ export function f_VolumeDevice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeHealthCondition = Uint8Array.of(0, 1, 1, 1);
+const K_VolumeHealthCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeHealthCondition` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeHealthCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10164,7 +10240,7 @@ export function f_VolumeHealthCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeHealthStatus = Uint8Array.of(0, 1, 1);
+const K_VolumeHealthStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeHealthStatus` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeHealthStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10195,7 +10271,7 @@ export function f_VolumeHealthStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeMount = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_VolumeMount = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeMount` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeMount(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10257,7 +10333,7 @@ export function f_VolumeMount(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeMountStatus = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_VolumeMountStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeMountStatus` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeMountStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10297,7 +10373,7 @@ export function f_VolumeMountStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeNodeAffinity = Uint8Array.of(0, 1);
+const K_VolumeNodeAffinity = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeNodeAffinity` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeNodeAffinity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10319,7 +10395,7 @@ export function f_VolumeNodeAffinity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeProjection = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_VolumeProjection = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeProjection` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeProjection(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10368,7 +10444,7 @@ export function f_VolumeProjection(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeResourceRequirements = Uint8Array.of(0, 1, 1);
+const K_VolumeResourceRequirements = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeResourceRequirements` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeResourceRequirements(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10425,7 +10501,7 @@ export function f_VolumeResourceRequirements(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeSource = Uint8Array.of(
+const K_VolumeSource = /* @__PURE__ */ Uint8Array.of(
   0,
   1,
   1,
@@ -10594,7 +10670,7 @@ export function f_VolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeStatus = Uint8Array.of(0, 1);
+const K_VolumeStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VolumeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10616,7 +10692,7 @@ export function f_VolumeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VsphereVirtualDiskVolumeSource = Uint8Array.of(0, 1, 1, 1, 1);
+const K_VsphereVirtualDiskVolumeSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.VsphereVirtualDiskVolumeSource` message, `c.pos` to `end`, into `o`. */
 export function m_VsphereVirtualDiskVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10660,7 +10736,7 @@ export function f_VsphereVirtualDiskVolumeSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WeightedPodAffinityTerm = Uint8Array.of(0, 1, 1);
+const K_WeightedPodAffinityTerm = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.WeightedPodAffinityTerm` message, `c.pos` to `end`, into `o`. */
 export function m_WeightedPodAffinityTerm(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -10691,7 +10767,7 @@ export function f_WeightedPodAffinityTerm(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WindowsSecurityContextOptions = Uint8Array.of(0, 1, 1, 1, 1);
+const K_WindowsSecurityContextOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.WindowsSecurityContextOptions` message, `c.pos` to `end`, into `o`. */
 export function m_WindowsSecurityContextOptions(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -14,9 +14,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Endpoint = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_Endpoint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.Endpoint` message, `c.pos` to `end`, into `o`. */
 export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -82,7 +82,7 @@ export function f_Endpoint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointConditions = Uint8Array.of(0, 1, 1, 1);
+const K_EndpointConditions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.EndpointConditions` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointConditions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -110,7 +110,7 @@ export function f_EndpointConditions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointHints = Uint8Array.of(0, 1, 1);
+const K_EndpointHints = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.EndpointHints` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointHints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -145,7 +145,7 @@ export function f_EndpointHints(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointPort = Uint8Array.of(0, 1, 1, 1, 1);
+const K_EndpointPort = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.EndpointPort` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointPort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -176,7 +176,7 @@ export function f_EndpointPort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointSlice = Uint8Array.of(0, 1, 1, 1, 1);
+const K_EndpointSlice = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.EndpointSlice` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -221,7 +221,7 @@ export function f_EndpointSlice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointSliceList = Uint8Array.of(0, 1, 1);
+const K_EndpointSliceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.EndpointSliceList` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointSliceList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -253,7 +253,7 @@ export function f_EndpointSliceList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ForNode = Uint8Array.of(0, 1);
+const K_ForNode = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.ForNode` message, `c.pos` to `end`, into `o`. */
 export function m_ForNode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -276,7 +276,7 @@ export function f_ForNode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ForZone = Uint8Array.of(0, 1);
+const K_ForZone = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.ForZone` message, `c.pos` to `end`, into `o`. */
 export function m_ForZone(c: Cursor, end: number, o: JsonObject): JsonObject {

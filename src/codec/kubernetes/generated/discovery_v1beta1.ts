@@ -20,9 +20,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Endpoint = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_Endpoint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1beta1.Endpoint` message, `c.pos` to `end`, into `o`. */
 export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -89,7 +89,7 @@ export function f_Endpoint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointSlice = Uint8Array.of(0, 1, 1, 1, 1);
+const K_EndpointSlice = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1beta1.EndpointSlice` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -134,7 +134,7 @@ export function f_EndpointSlice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EndpointSliceList = Uint8Array.of(0, 1, 1);
+const K_EndpointSliceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1beta1.EndpointSliceList` message, `c.pos` to `end`, into `o`. */
 export function m_EndpointSliceList(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -19,7 +19,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_Event = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_Event = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/events/v1.Event` message, `c.pos` to `end`, into `o`. */
 export function m_Event(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -121,7 +121,7 @@ export function f_Event(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EventList = Uint8Array.of(0, 1, 1);
+const K_EventList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/events/v1.EventList` message, `c.pos` to `end`, into `o`. */
 export function m_EventList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -153,7 +153,7 @@ export function f_EventList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EventSeries = Uint8Array.of(0, 1, 1);
+const K_EventSeries = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/events/v1.EventSeries` message, `c.pos` to `end`, into `o`. */
 export function m_EventSeries(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -34,7 +34,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_DaemonSet = Uint8Array.of(0, 1, 1, 1);
+const K_DaemonSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.DaemonSet` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -65,7 +65,7 @@ export function f_DaemonSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetList = Uint8Array.of(0, 1, 1);
+const K_DaemonSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.DaemonSetList` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -97,7 +97,7 @@ export function f_DaemonSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DaemonSetSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_DaemonSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.DaemonSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DaemonSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -148,7 +148,7 @@ export function f_DaemonSetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HTTPIngressPath = Uint8Array.of(0, 1, 1, 1);
+const K_HTTPIngressPath = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.HTTPIngressPath` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPIngressPath(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -181,7 +181,7 @@ export function f_HTTPIngressPath(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HTTPIngressRuleValue = Uint8Array.of(0, 1);
+const K_HTTPIngressRuleValue = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.HTTPIngressRuleValue` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPIngressRuleValue(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -209,7 +209,7 @@ export function f_HTTPIngressRuleValue(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Ingress = Uint8Array.of(0, 1, 1, 1);
+const K_Ingress = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.Ingress` message, `c.pos` to `end`, into `o`. */
 export function m_Ingress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -240,7 +240,7 @@ export function f_Ingress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressBackend = Uint8Array.of(0, 1, 1, 1);
+const K_IngressBackend = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressBackend` message, `c.pos` to `end`, into `o`. */
 export function m_IngressBackend(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -277,7 +277,7 @@ export function f_IngressBackend(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressList = Uint8Array.of(0, 1, 1);
+const K_IngressList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressList` message, `c.pos` to `end`, into `o`. */
 export function m_IngressList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -309,7 +309,7 @@ export function f_IngressList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressLoadBalancerIngress = Uint8Array.of(0, 1, 1, 0, 1);
+const K_IngressLoadBalancerIngress = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressLoadBalancerIngress` message, `c.pos` to `end`, into `o`. */
 export function m_IngressLoadBalancerIngress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -350,7 +350,7 @@ export function f_IngressLoadBalancerIngress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressLoadBalancerStatus = Uint8Array.of(0, 1);
+const K_IngressLoadBalancerStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressLoadBalancerStatus` message, `c.pos` to `end`, into `o`. */
 export function m_IngressLoadBalancerStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -377,7 +377,7 @@ export function f_IngressLoadBalancerStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressPortStatus = Uint8Array.of(0, 1, 1, 1);
+const K_IngressPortStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressPortStatus` message, `c.pos` to `end`, into `o`. */
 export function m_IngressPortStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -407,7 +407,7 @@ export function f_IngressPortStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressRule = Uint8Array.of(0, 1, 1);
+const K_IngressRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressRule` message, `c.pos` to `end`, into `o`. */
 export function m_IngressRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -437,7 +437,7 @@ export function f_IngressRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressRuleValue = Uint8Array.of(0, 1);
+const K_IngressRuleValue = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressRuleValue` message, `c.pos` to `end`, into `o`. */
 export function m_IngressRuleValue(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -459,7 +459,7 @@ export function f_IngressRuleValue(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_IngressSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressSpec` message, `c.pos` to `end`, into `o`. */
 export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -500,7 +500,7 @@ export function f_IngressSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressStatus = Uint8Array.of(0, 1);
+const K_IngressStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressStatus` message, `c.pos` to `end`, into `o`. */
 export function m_IngressStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -527,7 +527,7 @@ export function f_IngressStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressTLS = Uint8Array.of(0, 1, 1);
+const K_IngressTLS = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IngressTLS` message, `c.pos` to `end`, into `o`. */
 export function m_IngressTLS(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -561,7 +561,7 @@ export function f_IngressTLS(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IPBlock = Uint8Array.of(0, 1, 1);
+const K_IPBlock = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.IPBlock` message, `c.pos` to `end`, into `o`. */
 export function m_IPBlock(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -592,7 +592,7 @@ export function f_IPBlock(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicy = Uint8Array.of(0, 1, 1);
+const K_NetworkPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -619,7 +619,7 @@ export function f_NetworkPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicyEgressRule = Uint8Array.of(0, 1, 1);
+const K_NetworkPolicyEgressRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicyEgressRule` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicyEgressRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -654,7 +654,7 @@ export function f_NetworkPolicyEgressRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicyIngressRule = Uint8Array.of(0, 1, 1);
+const K_NetworkPolicyIngressRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicyIngressRule` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicyIngressRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -689,7 +689,7 @@ export function f_NetworkPolicyIngressRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicyList = Uint8Array.of(0, 1, 1);
+const K_NetworkPolicyList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicyList` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicyList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -721,7 +721,7 @@ export function f_NetworkPolicyList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicyPeer = Uint8Array.of(0, 1, 1, 1);
+const K_NetworkPolicyPeer = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicyPeer` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicyPeer(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -753,7 +753,7 @@ export function f_NetworkPolicyPeer(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicyPort = Uint8Array.of(0, 1, 1, 1);
+const K_NetworkPolicyPort = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicyPort` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicyPort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -781,7 +781,7 @@ export function f_NetworkPolicyPort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkPolicySpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_NetworkPolicySpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.NetworkPolicySpec` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkPolicySpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -828,7 +828,7 @@ export function f_NetworkPolicySpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSet = Uint8Array.of(0, 1, 1, 1);
+const K_ReplicaSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.ReplicaSet` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -859,7 +859,7 @@ export function f_ReplicaSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetList = Uint8Array.of(0, 1, 1);
+const K_ReplicaSetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.ReplicaSetList` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -891,7 +891,7 @@ export function f_ReplicaSetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ReplicaSetSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ReplicaSetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/extensions/v1beta1.ReplicaSetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ReplicaSetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -13,7 +13,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_ExemptPriorityLevelConfiguration = Uint8Array.of(0, 1, 1);
+const K_ExemptPriorityLevelConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.ExemptPriorityLevelConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_ExemptPriorityLevelConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -38,7 +38,7 @@ export function f_ExemptPriorityLevelConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowDistinguisherMethod = Uint8Array.of(0, 1);
+const K_FlowDistinguisherMethod = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowDistinguisherMethod` message, `c.pos` to `end`, into `o`. */
 export function m_FlowDistinguisherMethod(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -61,7 +61,7 @@ export function f_FlowDistinguisherMethod(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowSchema = Uint8Array.of(0, 1, 1, 1);
+const K_FlowSchema = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowSchema` message, `c.pos` to `end`, into `o`. */
 export function m_FlowSchema(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -92,7 +92,7 @@ export function f_FlowSchema(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowSchemaCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_FlowSchemaCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowSchemaCondition` message, `c.pos` to `end`, into `o`. */
 export function m_FlowSchemaCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -143,7 +143,7 @@ export function f_FlowSchemaCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowSchemaList = Uint8Array.of(0, 1, 1);
+const K_FlowSchemaList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowSchemaList` message, `c.pos` to `end`, into `o`. */
 export function m_FlowSchemaList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -175,7 +175,7 @@ export function f_FlowSchemaList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowSchemaSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_FlowSchemaSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowSchemaSpec` message, `c.pos` to `end`, into `o`. */
 export function m_FlowSchemaSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -223,7 +223,7 @@ export function f_FlowSchemaSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FlowSchemaStatus = Uint8Array.of(0, 1);
+const K_FlowSchemaStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.FlowSchemaStatus` message, `c.pos` to `end`, into `o`. */
 export function m_FlowSchemaStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -250,7 +250,7 @@ export function f_FlowSchemaStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GroupSubject = Uint8Array.of(0, 1);
+const K_GroupSubject = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.GroupSubject` message, `c.pos` to `end`, into `o`. */
 export function m_GroupSubject(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -273,7 +273,7 @@ export function f_GroupSubject(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitedPriorityLevelConfiguration = Uint8Array.of(0, 1, 1, 1, 1);
+const K_LimitedPriorityLevelConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.LimitedPriorityLevelConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_LimitedPriorityLevelConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -306,7 +306,7 @@ export function f_LimitedPriorityLevelConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LimitResponse = Uint8Array.of(0, 1, 1);
+const K_LimitResponse = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.LimitResponse` message, `c.pos` to `end`, into `o`. */
 export function m_LimitResponse(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -332,7 +332,7 @@ export function f_LimitResponse(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NonResourcePolicyRule = Uint8Array.of(0, 1, 0, 0, 0, 0, 1);
+const K_NonResourcePolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 0, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.NonResourcePolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_NonResourcePolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -369,7 +369,7 @@ export function f_NonResourcePolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PolicyRulesWithSubjects = Uint8Array.of(0, 1, 1, 1);
+const K_PolicyRulesWithSubjects = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PolicyRulesWithSubjects` message, `c.pos` to `end`, into `o`. */
 export function m_PolicyRulesWithSubjects(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -413,7 +413,7 @@ export function f_PolicyRulesWithSubjects(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfiguration = Uint8Array.of(0, 1, 1, 1);
+const K_PriorityLevelConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -444,7 +444,7 @@ export function f_PriorityLevelConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfigurationCondition = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_PriorityLevelConfigurationCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfigurationCondition` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -495,7 +495,7 @@ export function f_PriorityLevelConfigurationCondition(o: JsonObject): JsonObject
   return o;
 }
 
-const K_PriorityLevelConfigurationList = Uint8Array.of(0, 1, 1);
+const K_PriorityLevelConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -527,7 +527,7 @@ export function f_PriorityLevelConfigurationList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfigurationReference = Uint8Array.of(0, 1);
+const K_PriorityLevelConfigurationReference = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfigurationReference` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -550,7 +550,7 @@ export function f_PriorityLevelConfigurationReference(o: JsonObject): JsonObject
   return o;
 }
 
-const K_PriorityLevelConfigurationSpec = Uint8Array.of(0, 1, 1, 1);
+const K_PriorityLevelConfigurationSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfigurationSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -583,7 +583,7 @@ export function f_PriorityLevelConfigurationSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfigurationStatus = Uint8Array.of(0, 1);
+const K_PriorityLevelConfigurationStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.PriorityLevelConfigurationStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -610,7 +610,7 @@ export function f_PriorityLevelConfigurationStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_QueuingConfiguration = Uint8Array.of(0, 1, 1, 1);
+const K_QueuingConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.QueuingConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_QueuingConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -641,7 +641,7 @@ export function f_QueuingConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePolicyRule = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ResourcePolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.ResourcePolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -703,7 +703,7 @@ export function f_ResourcePolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceAccountSubject = Uint8Array.of(0, 1, 1);
+const K_ServiceAccountSubject = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.ServiceAccountSubject` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceAccountSubject(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -730,7 +730,7 @@ export function f_ServiceAccountSubject(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Subject = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Subject = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.Subject` message, `c.pos` to `end`, into `o`. */
 export function m_Subject(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -766,7 +766,7 @@ export function f_Subject(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_UserSubject = Uint8Array.of(0, 1);
+const K_UserSubject = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1.UserSubject` message, `c.pos` to `end`, into `o`. */
 export function m_UserSubject(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -22,7 +22,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_LimitedPriorityLevelConfiguration = Uint8Array.of(0, 1, 1, 1, 1);
+const K_LimitedPriorityLevelConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1beta3.LimitedPriorityLevelConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_LimitedPriorityLevelConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -59,7 +59,7 @@ export function f_LimitedPriorityLevelConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfiguration = Uint8Array.of(0, 1, 1, 1);
+const K_PriorityLevelConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1beta3.PriorityLevelConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -94,7 +94,7 @@ export function f_PriorityLevelConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfigurationList = Uint8Array.of(0, 1, 1);
+const K_PriorityLevelConfigurationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1beta3.PriorityLevelConfigurationList` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -126,7 +126,7 @@ export function f_PriorityLevelConfigurationList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityLevelConfigurationSpec = Uint8Array.of(0, 1, 1, 1);
+const K_PriorityLevelConfigurationSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/flowcontrol/v1beta3.PriorityLevelConfigurationSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityLevelConfigurationSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -14,7 +14,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_Eviction = Uint8Array.of(0, 1, 1, 1);
+const K_Eviction = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.Eviction` message, `c.pos` to `end`, into `o`. */
 export function m_Eviction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -45,7 +45,7 @@ export function f_Eviction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionList = Uint8Array.of(0, 1, 1);
+const K_EvictionList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionList` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -77,7 +77,7 @@ export function f_EvictionList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionPodReference = Uint8Array.of(0, 1, 1);
+const K_EvictionPodReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionPodReference` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionPodReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -104,7 +104,7 @@ export function f_EvictionPodReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequest = Uint8Array.of(0, 1, 1, 1);
+const K_EvictionRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequest` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -135,7 +135,7 @@ export function f_EvictionRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequestList = Uint8Array.of(0, 1, 1);
+const K_EvictionRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -167,7 +167,7 @@ export function f_EvictionRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequestPodReference = Uint8Array.of(0, 1, 1);
+const K_EvictionRequestPodReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequestPodReference` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequestPodReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -194,7 +194,7 @@ export function f_EvictionRequestPodReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequestSpec = Uint8Array.of(0, 1, 1, 1);
+const K_EvictionRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -225,7 +225,7 @@ export function f_EvictionRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequestStatus = Uint8Array.of(0, 1, 1);
+const K_EvictionRequestStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequestStatus` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequestStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -255,7 +255,7 @@ export function f_EvictionRequestStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionRequestTarget = Uint8Array.of(0, 1);
+const K_EvictionRequestTarget = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionRequestTarget` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionRequestTarget(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -277,7 +277,7 @@ export function f_EvictionRequestTarget(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionSpec = Uint8Array.of(0, 1);
+const K_EvictionSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionSpec` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -300,7 +300,7 @@ export function f_EvictionSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionStatus = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_EvictionStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionStatus` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -354,7 +354,7 @@ export function f_EvictionStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_EvictionTarget = Uint8Array.of(0, 1);
+const K_EvictionTarget = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.EvictionTarget` message, `c.pos` to `end`, into `o`. */
 export function m_EvictionTarget(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -376,7 +376,7 @@ export function f_EvictionTarget(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Requester = Uint8Array.of(0, 1, 1);
+const K_Requester = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.Requester` message, `c.pos` to `end`, into `o`. */
 export function m_Requester(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -403,7 +403,7 @@ export function f_Requester(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResponderStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_ResponderStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.ResponderStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResponderStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -441,7 +441,7 @@ export function f_ResponderStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TargetResponder = Uint8Array.of(0, 1, 1, 1);
+const K_TargetResponder = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/lifecycle/v1alpha1.TargetResponder` message, `c.pos` to `end`, into `o`. */
 export function m_TargetResponder(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -7,9 +7,9 @@
 import { type Cursor, decodeTop, type JsonObject, setKey, setRawJson, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Condition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_Condition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.Condition` message, `c.pos` to `end`, into `o`. */
 export function m_Condition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -55,7 +55,7 @@ export function f_Condition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeleteOptions = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_DeleteOptions = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.DeleteOptions` message, `c.pos` to `end`, into `o`. */
 export function m_DeleteOptions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -97,7 +97,7 @@ export function f_DeleteOptions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_FieldSelectorRequirement = Uint8Array.of(0, 1, 1, 1);
+const K_FieldSelectorRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_FieldSelectorRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -132,7 +132,7 @@ export function f_FieldSelectorRequirement(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GroupResource = Uint8Array.of(0, 1, 1);
+const K_GroupResource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.GroupResource` message, `c.pos` to `end`, into `o`. */
 export function m_GroupResource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -159,7 +159,7 @@ export function f_GroupResource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LabelSelector = Uint8Array.of(0, 1, 1);
+const K_LabelSelector = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelector` message, `c.pos` to `end`, into `o`. */
 export function m_LabelSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -205,7 +205,7 @@ export function f_LabelSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_LabelSelectorRequirement = Uint8Array.of(0, 1, 1, 1);
+const K_LabelSelectorRequirement = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelectorRequirement` message, `c.pos` to `end`, into `o`. */
 export function m_LabelSelectorRequirement(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -240,7 +240,7 @@ export function f_LabelSelectorRequirement(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ListMeta = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_ListMeta = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta` message, `c.pos` to `end`, into `o`. */
 export function m_ListMeta(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -286,7 +286,7 @@ export function f_ListMeta(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ManagedFieldsEntry = Uint8Array.of(0, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_ManagedFieldsEntry = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.ManagedFieldsEntry` message, `c.pos` to `end`, into `o`. */
 export function m_ManagedFieldsEntry(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -346,7 +346,7 @@ export function f_ManagedFieldsEntry(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ObjectMeta = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1);
+const K_ObjectMeta = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta` message, `c.pos` to `end`, into `o`. */
 export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -489,7 +489,7 @@ export function f_ObjectMeta(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_OwnerReference = Uint8Array.of(0, 1, 0, 1, 1, 1, 1, 1);
+const K_OwnerReference = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.OwnerReference` message, `c.pos` to `end`, into `o`. */
 export function m_OwnerReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -530,7 +530,7 @@ export function f_OwnerReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Preconditions = Uint8Array.of(0, 1, 1);
+const K_Preconditions = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.Preconditions` message, `c.pos` to `end`, into `o`. */
 export function m_Preconditions(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -555,7 +555,7 @@ export function f_Preconditions(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ShardInfo = Uint8Array.of(0, 1);
+const K_ShardInfo = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.ShardInfo` message, `c.pos` to `end`, into `o`. */
 export function m_ShardInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -578,7 +578,7 @@ export function f_ShardInfo(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Status = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_Status = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.Status` message, `c.pos` to `end`, into `o`. */
 export function m_Status(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -632,7 +632,7 @@ export function f_Status(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatusCause = Uint8Array.of(0, 1, 1, 1);
+const K_StatusCause = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.StatusCause` message, `c.pos` to `end`, into `o`. */
 export function m_StatusCause(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -672,7 +672,7 @@ export function f_StatusCause(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StatusDetails = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_StatusDetails = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.StatusDetails` message, `c.pos` to `end`, into `o`. */
 export function m_StatusDetails(c: Cursor, end: number, o: JsonObject): JsonObject {

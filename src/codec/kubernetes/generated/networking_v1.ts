@@ -22,7 +22,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_HTTPIngressPath = Uint8Array.of(0, 1, 1, 1);
+const K_HTTPIngressPath = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.HTTPIngressPath` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPIngressPath(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -56,7 +56,7 @@ export function f_HTTPIngressPath(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_HTTPIngressRuleValue = Uint8Array.of(0, 1);
+const K_HTTPIngressRuleValue = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.HTTPIngressRuleValue` message, `c.pos` to `end`, into `o`. */
 export function m_HTTPIngressRuleValue(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -84,7 +84,7 @@ export function f_HTTPIngressRuleValue(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Ingress = Uint8Array.of(0, 1, 1, 1);
+const K_Ingress = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.Ingress` message, `c.pos` to `end`, into `o`. */
 export function m_Ingress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -115,7 +115,7 @@ export function f_Ingress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressBackend = Uint8Array.of(0, 0, 0, 1, 1);
+const K_IngressBackend = /* @__PURE__ */ Uint8Array.of(0, 0, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressBackend` message, `c.pos` to `end`, into `o`. */
 export function m_IngressBackend(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -144,7 +144,7 @@ export function f_IngressBackend(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressClass = Uint8Array.of(0, 1, 1);
+const K_IngressClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressClass` message, `c.pos` to `end`, into `o`. */
 export function m_IngressClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -171,7 +171,7 @@ export function f_IngressClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressClassList = Uint8Array.of(0, 1, 1);
+const K_IngressClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressClassList` message, `c.pos` to `end`, into `o`. */
 export function m_IngressClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -203,7 +203,7 @@ export function f_IngressClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressClassParametersReference = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_IngressClassParametersReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressClassParametersReference` message, `c.pos` to `end`, into `o`. */
 export function m_IngressClassParametersReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -240,7 +240,7 @@ export function f_IngressClassParametersReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressClassSpec = Uint8Array.of(0, 1, 1);
+const K_IngressClassSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressClassSpec` message, `c.pos` to `end`, into `o`. */
 export function m_IngressClassSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -273,7 +273,7 @@ export function f_IngressClassSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressList = Uint8Array.of(0, 1, 1);
+const K_IngressList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressList` message, `c.pos` to `end`, into `o`. */
 export function m_IngressList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -305,7 +305,7 @@ export function f_IngressList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressRule = Uint8Array.of(0, 1, 1);
+const K_IngressRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressRule` message, `c.pos` to `end`, into `o`. */
 export function m_IngressRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -335,7 +335,7 @@ export function f_IngressRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressRuleValue = Uint8Array.of(0, 1);
+const K_IngressRuleValue = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressRuleValue` message, `c.pos` to `end`, into `o`. */
 export function m_IngressRuleValue(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -357,7 +357,7 @@ export function f_IngressRuleValue(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressServiceBackend = Uint8Array.of(0, 1, 1);
+const K_IngressServiceBackend = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressServiceBackend` message, `c.pos` to `end`, into `o`. */
 export function m_IngressServiceBackend(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -384,7 +384,7 @@ export function f_IngressServiceBackend(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IngressSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_IngressSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IngressSpec` message, `c.pos` to `end`, into `o`. */
 export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -425,7 +425,7 @@ export function f_IngressSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IPAddress = Uint8Array.of(0, 1, 1);
+const K_IPAddress = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IPAddress` message, `c.pos` to `end`, into `o`. */
 export function m_IPAddress(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -452,7 +452,7 @@ export function f_IPAddress(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IPAddressList = Uint8Array.of(0, 1, 1);
+const K_IPAddressList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IPAddressList` message, `c.pos` to `end`, into `o`. */
 export function m_IPAddressList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -484,7 +484,7 @@ export function f_IPAddressList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_IPAddressSpec = Uint8Array.of(0, 1);
+const K_IPAddressSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.IPAddressSpec` message, `c.pos` to `end`, into `o`. */
 export function m_IPAddressSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -506,7 +506,7 @@ export function f_IPAddressSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ParentReference = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ParentReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ParentReference` message, `c.pos` to `end`, into `o`. */
 export function m_ParentReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -553,7 +553,7 @@ export function f_ParentReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceBackendPort = Uint8Array.of(0, 1, 1);
+const K_ServiceBackendPort = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ServiceBackendPort` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceBackendPort(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -586,7 +586,7 @@ export function f_ServiceBackendPort(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceCIDR = Uint8Array.of(0, 1, 1, 1);
+const K_ServiceCIDR = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ServiceCIDR` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceCIDR(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -617,7 +617,7 @@ export function f_ServiceCIDR(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceCIDRList = Uint8Array.of(0, 1, 1);
+const K_ServiceCIDRList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ServiceCIDRList` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceCIDRList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -649,7 +649,7 @@ export function f_ServiceCIDRList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceCIDRSpec = Uint8Array.of(0, 1);
+const K_ServiceCIDRSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ServiceCIDRSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceCIDRSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -676,7 +676,7 @@ export function f_ServiceCIDRSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ServiceCIDRStatus = Uint8Array.of(0, 1);
+const K_ServiceCIDRStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/networking/v1.ServiceCIDRStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ServiceCIDRStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -14,9 +14,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Overhead = Uint8Array.of(0, 1);
+const K_Overhead = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/node/v1.Overhead` message, `c.pos` to `end`, into `o`. */
 export function m_Overhead(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -54,7 +54,7 @@ export function f_Overhead(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RuntimeClass = Uint8Array.of(0, 1, 1, 1, 1);
+const K_RuntimeClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1.RuntimeClass` message, `c.pos` to `end`, into `o`. */
 export function m_RuntimeClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -87,7 +87,7 @@ export function f_RuntimeClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RuntimeClassList = Uint8Array.of(0, 1, 1);
+const K_RuntimeClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1.RuntimeClassList` message, `c.pos` to `end`, into `o`. */
 export function m_RuntimeClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -119,7 +119,7 @@ export function f_RuntimeClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Scheduling = Uint8Array.of(0, 1, 1);
+const K_Scheduling = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1.Scheduling` message, `c.pos` to `end`, into `o`. */
 export function m_Scheduling(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -14,7 +14,7 @@ import {
 } from "./meta_v1.ts";
 import { m_Overhead as node_v1_m_Overhead, m_Scheduling as node_v1_m_Scheduling } from "./node_v1.ts";
 
-const K_RuntimeClass = Uint8Array.of(0, 1, 1);
+const K_RuntimeClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1alpha1.RuntimeClass` message, `c.pos` to `end`, into `o`. */
 export function m_RuntimeClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -41,7 +41,7 @@ export function f_RuntimeClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RuntimeClassList = Uint8Array.of(0, 1, 1);
+const K_RuntimeClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1alpha1.RuntimeClassList` message, `c.pos` to `end`, into `o`. */
 export function m_RuntimeClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -73,7 +73,7 @@ export function f_RuntimeClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RuntimeClassSpec = Uint8Array.of(0, 1, 1, 1);
+const K_RuntimeClassSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/node/v1alpha1.RuntimeClassSpec` message, `c.pos` to `end`, into `o`. */
 export function m_RuntimeClassSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

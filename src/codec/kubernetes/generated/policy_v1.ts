@@ -16,9 +16,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_Eviction = Uint8Array.of(0, 1, 1);
+const K_Eviction = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.Eviction` message, `c.pos` to `end`, into `o`. */
 export function m_Eviction(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -48,7 +48,7 @@ export function f_Eviction(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDisruptionBudget = Uint8Array.of(0, 1, 1, 1);
+const K_PodDisruptionBudget = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.PodDisruptionBudget` message, `c.pos` to `end`, into `o`. */
 export function m_PodDisruptionBudget(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -79,7 +79,7 @@ export function f_PodDisruptionBudget(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDisruptionBudgetList = Uint8Array.of(0, 1, 1);
+const K_PodDisruptionBudgetList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.PodDisruptionBudgetList` message, `c.pos` to `end`, into `o`. */
 export function m_PodDisruptionBudgetList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -111,7 +111,7 @@ export function f_PodDisruptionBudgetList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDisruptionBudgetSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_PodDisruptionBudgetSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.PodDisruptionBudgetSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PodDisruptionBudgetSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -142,7 +142,7 @@ export function f_PodDisruptionBudgetSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodDisruptionBudgetStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_PodDisruptionBudgetStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.PodDisruptionBudgetStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodDisruptionBudgetStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

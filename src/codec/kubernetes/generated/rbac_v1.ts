@@ -14,7 +14,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_AggregationRule = Uint8Array.of(0, 1);
+const K_AggregationRule = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.AggregationRule` message, `c.pos` to `end`, into `o`. */
 export function m_AggregationRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -41,7 +41,7 @@ export function f_AggregationRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRole = Uint8Array.of(0, 1, 1, 1);
+const K_ClusterRole = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.ClusterRole` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRole(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -80,7 +80,7 @@ export function f_ClusterRole(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleBinding = Uint8Array.of(0, 1, 1, 1);
+const K_ClusterRoleBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.ClusterRoleBinding` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -115,7 +115,7 @@ export function f_ClusterRoleBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleBindingList = Uint8Array.of(0, 1, 1);
+const K_ClusterRoleBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.ClusterRoleBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -147,7 +147,7 @@ export function f_ClusterRoleBindingList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleList = Uint8Array.of(0, 1, 1);
+const K_ClusterRoleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.ClusterRoleList` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -179,7 +179,7 @@ export function f_ClusterRoleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PolicyRule = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_PolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.PolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -239,7 +239,7 @@ export function f_PolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Role = Uint8Array.of(0, 1, 1);
+const K_Role = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.Role` message, `c.pos` to `end`, into `o`. */
 export function m_Role(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -271,7 +271,7 @@ export function f_Role(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleBinding = Uint8Array.of(0, 1, 1, 1);
+const K_RoleBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.RoleBinding` message, `c.pos` to `end`, into `o`. */
 export function m_RoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -306,7 +306,7 @@ export function f_RoleBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleBindingList = Uint8Array.of(0, 1, 1);
+const K_RoleBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.RoleBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_RoleBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -338,7 +338,7 @@ export function f_RoleBindingList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleList = Uint8Array.of(0, 1, 1);
+const K_RoleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.RoleList` message, `c.pos` to `end`, into `o`. */
 export function m_RoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -370,7 +370,7 @@ export function f_RoleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleRef = Uint8Array.of(0, 1, 1, 1);
+const K_RoleRef = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.RoleRef` message, `c.pos` to `end`, into `o`. */
 export function m_RoleRef(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -401,7 +401,7 @@ export function f_RoleRef(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Subject = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Subject = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1.Subject` message, `c.pos` to `end`, into `o`. */
 export function m_Subject(c: Cursor, end: number, o: JsonObject): JsonObject {

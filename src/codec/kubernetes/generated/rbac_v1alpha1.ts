@@ -18,7 +18,7 @@ import {
   m_RoleRef as rbac_v1_m_RoleRef,
 } from "./rbac_v1.ts";
 
-const K_ClusterRole = Uint8Array.of(0, 1, 1, 1);
+const K_ClusterRole = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.ClusterRole` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRole(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -57,7 +57,7 @@ export function f_ClusterRole(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleBinding = Uint8Array.of(0, 1, 1, 1);
+const K_ClusterRoleBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.ClusterRoleBinding` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -92,7 +92,7 @@ export function f_ClusterRoleBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleBindingList = Uint8Array.of(0, 1, 1);
+const K_ClusterRoleBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.ClusterRoleBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -124,7 +124,7 @@ export function f_ClusterRoleBindingList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ClusterRoleList = Uint8Array.of(0, 1, 1);
+const K_ClusterRoleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.ClusterRoleList` message, `c.pos` to `end`, into `o`. */
 export function m_ClusterRoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -156,7 +156,7 @@ export function f_ClusterRoleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PolicyRule = Uint8Array.of(0, 1, 0, 1, 1, 1, 1);
+const K_PolicyRule = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.PolicyRule` message, `c.pos` to `end`, into `o`. */
 export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -216,7 +216,7 @@ export function f_PolicyRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Role = Uint8Array.of(0, 1, 1);
+const K_Role = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.Role` message, `c.pos` to `end`, into `o`. */
 export function m_Role(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -248,7 +248,7 @@ export function f_Role(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleBinding = Uint8Array.of(0, 1, 1, 1);
+const K_RoleBinding = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.RoleBinding` message, `c.pos` to `end`, into `o`. */
 export function m_RoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -283,7 +283,7 @@ export function f_RoleBinding(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleBindingList = Uint8Array.of(0, 1, 1);
+const K_RoleBindingList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.RoleBindingList` message, `c.pos` to `end`, into `o`. */
 export function m_RoleBindingList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -315,7 +315,7 @@ export function f_RoleBindingList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_RoleList = Uint8Array.of(0, 1, 1);
+const K_RoleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.RoleList` message, `c.pos` to `end`, into `o`. */
 export function m_RoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -347,7 +347,7 @@ export function f_RoleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Subject = Uint8Array.of(0, 1, 1, 1, 1);
+const K_Subject = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/rbac/v1alpha1.Subject` message, `c.pos` to `end`, into `o`. */
 export function m_Subject(c: Cursor, end: number, o: JsonObject): JsonObject {

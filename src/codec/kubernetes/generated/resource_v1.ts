@@ -15,9 +15,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_AllocatedDeviceStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
+const K_AllocatedDeviceStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.AllocatedDeviceStatus` message, `c.pos` to `end`, into `o`. */
 export function m_AllocatedDeviceStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -66,7 +66,7 @@ export function f_AllocatedDeviceStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AllocationResult = Uint8Array.of(0, 1, 0, 1, 0, 1);
+const K_AllocationResult = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.AllocationResult` message, `c.pos` to `end`, into `o`. */
 export function m_AllocationResult(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -95,7 +95,7 @@ export function f_AllocationResult(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CapacityRequestPolicy = Uint8Array.of(0, 1, 0, 1, 1);
+const K_CapacityRequestPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.CapacityRequestPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_CapacityRequestPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -133,7 +133,7 @@ export function f_CapacityRequestPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CapacityRequestPolicyRange = Uint8Array.of(0, 1, 1, 1);
+const K_CapacityRequestPolicyRange = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.CapacityRequestPolicyRange` message, `c.pos` to `end`, into `o`. */
 export function m_CapacityRequestPolicyRange(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -161,7 +161,7 @@ export function f_CapacityRequestPolicyRange(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CapacityRequirements = Uint8Array.of(0, 1);
+const K_CapacityRequirements = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.CapacityRequirements` message, `c.pos` to `end`, into `o`. */
 export function m_CapacityRequirements(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -199,7 +199,7 @@ export function f_CapacityRequirements(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CELDeviceSelector = Uint8Array.of(0, 1);
+const K_CELDeviceSelector = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.CELDeviceSelector` message, `c.pos` to `end`, into `o`. */
 export function m_CELDeviceSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -222,7 +222,7 @@ export function f_CELDeviceSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Counter = Uint8Array.of(0, 1);
+const K_Counter = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.Counter` message, `c.pos` to `end`, into `o`. */
 export function m_Counter(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -245,7 +245,7 @@ export function f_Counter(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CounterSet = Uint8Array.of(0, 1, 1);
+const K_CounterSet = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.CounterSet` message, `c.pos` to `end`, into `o`. */
 export function m_CounterSet(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -287,7 +287,7 @@ export function f_CounterSet(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Device = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
+const K_Device = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.Device` message, `c.pos` to `end`, into `o`. */
 export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -414,7 +414,7 @@ export function f_Device(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceAllocationConfiguration = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceAllocationConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceAllocationConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceAllocationConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -449,7 +449,7 @@ export function f_DeviceAllocationConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceAllocationResult = Uint8Array.of(0, 1, 1);
+const K_DeviceAllocationResult = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceAllocationResult` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceAllocationResult(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -484,7 +484,7 @@ export function f_DeviceAllocationResult(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceAttribute = Uint8Array.of(0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeviceAttribute = /* @__PURE__ */ Uint8Array.of(0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceAttribute` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceAttribute(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -563,7 +563,7 @@ export function f_DeviceAttribute(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceCapacity = Uint8Array.of(0, 1, 1);
+const K_DeviceCapacity = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceCapacity` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceCapacity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -593,7 +593,7 @@ export function f_DeviceCapacity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -637,7 +637,7 @@ export function f_DeviceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClaimConfiguration = Uint8Array.of(0, 1, 1);
+const K_DeviceClaimConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClaimConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClaimConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -668,7 +668,7 @@ export function f_DeviceClaimConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClass = Uint8Array.of(0, 1, 1);
+const K_DeviceClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClass` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -695,7 +695,7 @@ export function f_DeviceClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClassConfiguration = Uint8Array.of(0, 1);
+const K_DeviceClassConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClassConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClassConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -718,7 +718,7 @@ export function f_DeviceClassConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClassList = Uint8Array.of(0, 1, 1);
+const K_DeviceClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClassList` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -750,7 +750,7 @@ export function f_DeviceClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClassSpec = Uint8Array.of(0, 1, 1, 0, 1);
+const K_DeviceClassSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceClassSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClassSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -788,7 +788,7 @@ export function f_DeviceClassSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceConfiguration = Uint8Array.of(0, 1);
+const K_DeviceConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -810,7 +810,7 @@ export function f_DeviceConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceConstraint = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceConstraint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceConstraint` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceConstraint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -843,7 +843,7 @@ export function f_DeviceConstraint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceCounterConsumption = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceCounterConsumption = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceCounterConsumption` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceCounterConsumption(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -893,7 +893,7 @@ export function f_DeviceCounterConsumption(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceDerivedAttribute = Uint8Array.of(0, 1, 1);
+const K_DeviceDerivedAttribute = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceDerivedAttribute` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceDerivedAttribute(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -920,7 +920,7 @@ export function f_DeviceDerivedAttribute(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceRequest = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceRequest` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -954,7 +954,7 @@ export function f_DeviceRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceRequestAllocationResult = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeviceRequestAllocationResult = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceRequestAllocationResult` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1046,7 +1046,7 @@ export function f_DeviceRequestAllocationResult(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceSelector = Uint8Array.of(0, 1);
+const K_DeviceSelector = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceSelector` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1068,7 +1068,7 @@ export function f_DeviceSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceSubRequest = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeviceSubRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceSubRequest` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1136,7 +1136,7 @@ export function f_DeviceSubRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaint = Uint8Array.of(0, 1, 1, 1, 1);
+const K_DeviceTaint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaint` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1173,7 +1173,7 @@ export function f_DeviceTaint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaintRule = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceTaintRule = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaintRule` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaintRule(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1204,7 +1204,7 @@ export function f_DeviceTaintRule(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaintRuleList = Uint8Array.of(0, 1, 1);
+const K_DeviceTaintRuleList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaintRuleList` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaintRuleList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1236,7 +1236,7 @@ export function f_DeviceTaintRuleList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaintRuleSpec = Uint8Array.of(0, 1, 1);
+const K_DeviceTaintRuleSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaintRuleSpec` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaintRuleSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1266,7 +1266,7 @@ export function f_DeviceTaintRuleSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaintRuleStatus = Uint8Array.of(0, 1);
+const K_DeviceTaintRuleStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaintRuleStatus` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaintRuleStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1293,7 +1293,7 @@ export function f_DeviceTaintRuleStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceTaintSelector = Uint8Array.of(0, 0, 1, 1, 1);
+const K_DeviceTaintSelector = /* @__PURE__ */ Uint8Array.of(0, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceTaintSelector` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceTaintSelector(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1321,7 +1321,7 @@ export function f_DeviceTaintSelector(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceToleration = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_DeviceToleration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.DeviceToleration` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceToleration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1371,7 +1371,7 @@ export function f_DeviceToleration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ExactDeviceRequest = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ExactDeviceRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ExactDeviceRequest` message, `c.pos` to `end`, into `o`. */
 export function m_ExactDeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1438,7 +1438,7 @@ export function f_ExactDeviceRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NetworkDeviceData = Uint8Array.of(0, 1, 1, 1);
+const K_NetworkDeviceData = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.NetworkDeviceData` message, `c.pos` to `end`, into `o`. */
 export function m_NetworkDeviceData(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1479,7 +1479,7 @@ export function f_NetworkDeviceData(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableMapping = Uint8Array.of(0, 1, 1, 1);
+const K_NodeAllocatableMapping = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.NodeAllocatableMapping` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableMapping(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1507,7 +1507,7 @@ export function f_NodeAllocatableMapping(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableOverhead = Uint8Array.of(0, 1, 1);
+const K_NodeAllocatableOverhead = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.NodeAllocatableOverhead` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableOverhead(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1532,7 +1532,7 @@ export function f_NodeAllocatableOverhead(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_NodeAllocatableResource = Uint8Array.of(0, 0, 0, 1, 1);
+const K_NodeAllocatableResource = /* @__PURE__ */ Uint8Array.of(0, 0, 0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.NodeAllocatableResource` message, `c.pos` to `end`, into `o`. */
 export function m_NodeAllocatableResource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1557,7 +1557,7 @@ export function f_NodeAllocatableResource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_OpaqueDeviceConfiguration = Uint8Array.of(0, 1, 1);
+const K_OpaqueDeviceConfiguration = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.OpaqueDeviceConfiguration` message, `c.pos` to `end`, into `o`. */
 export function m_OpaqueDeviceConfiguration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1584,7 +1584,7 @@ export function f_OpaqueDeviceConfiguration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1615,7 +1615,7 @@ export function f_ResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimConsumerReference = Uint8Array.of(0, 1, 0, 1, 1, 1);
+const K_ResourceClaimConsumerReference = /* @__PURE__ */ Uint8Array.of(0, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimConsumerReference` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimConsumerReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1653,7 +1653,7 @@ export function f_ResourceClaimConsumerReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimList = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1685,7 +1685,7 @@ export function f_ResourceClaimList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimSpec = Uint8Array.of(0, 1);
+const K_ResourceClaimSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1708,7 +1708,7 @@ export function f_ResourceClaimSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimStatus = Uint8Array.of(0, 1, 1, 0, 1);
+const K_ResourceClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1746,7 +1746,7 @@ export function f_ResourceClaimStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplate = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1773,7 +1773,7 @@ export function f_ResourceClaimTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplateList = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplateList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimTemplateList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplateList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1805,7 +1805,7 @@ export function f_ResourceClaimTemplateList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplateSpec = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplateSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceClaimTemplateSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplateSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1832,7 +1832,7 @@ export function f_ResourceClaimTemplateSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePool = Uint8Array.of(0, 1, 1, 1);
+const K_ResourcePool = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourcePool` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePool(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1863,7 +1863,7 @@ export function f_ResourcePool(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSlice = Uint8Array.of(0, 1, 1);
+const K_ResourceSlice = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceSlice` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSlice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1890,7 +1890,7 @@ export function f_ResourceSlice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSliceList = Uint8Array.of(0, 1, 1);
+const K_ResourceSliceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceSliceList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSliceList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1922,7 +1922,7 @@ export function f_ResourceSliceList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSliceSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ResourceSliceSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.ResourceSliceSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

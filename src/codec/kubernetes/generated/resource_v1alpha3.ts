@@ -18,7 +18,7 @@ import {
   m_DeviceTaintRuleList as resource_v1_m_DeviceTaintRuleList,
 } from "./resource_v1.ts";
 
-const K_PartitionTypeStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_PartitionTypeStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.PartitionTypeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PartitionTypeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -57,7 +57,7 @@ export function f_PartitionTypeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PoolStatus = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
+const K_PoolStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.PoolStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PoolStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -130,7 +130,7 @@ export function f_PoolStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePoolStatusRequest = Uint8Array.of(0, 1, 1, 1);
+const K_ResourcePoolStatusRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ResourcePoolStatusRequest` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePoolStatusRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -160,7 +160,7 @@ export function f_ResourcePoolStatusRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePoolStatusRequestList = Uint8Array.of(0, 1, 1);
+const K_ResourcePoolStatusRequestList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ResourcePoolStatusRequestList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePoolStatusRequestList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -192,7 +192,7 @@ export function f_ResourcePoolStatusRequestList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePoolStatusRequestSpec = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ResourcePoolStatusRequestSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ResourcePoolStatusRequestSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePoolStatusRequestSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -224,7 +224,7 @@ export function f_ResourcePoolStatusRequestSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourcePoolStatusRequestStatus = Uint8Array.of(0, 0, 1, 1, 0, 0, 1);
+const K_ResourcePoolStatusRequestStatus = /* @__PURE__ */ Uint8Array.of(0, 0, 1, 1, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ResourcePoolStatusRequestStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ResourcePoolStatusRequestStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -262,7 +262,7 @@ export function f_ResourcePoolStatusRequestStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ShareableCapacityStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_ShareableCapacityStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ShareableCapacityStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ShareableCapacityStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -297,7 +297,7 @@ export function f_ShareableCapacityStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ShareableSummaryStatus = Uint8Array.of(0, 1, 1, 1);
+const K_ShareableSummaryStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1alpha3.ShareableSummaryStatus` message, `c.pos` to `end`, into `o`. */
 export function m_ShareableSummaryStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

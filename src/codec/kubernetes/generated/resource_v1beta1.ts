@@ -37,9 +37,9 @@ import {
   m_ResourcePool as resource_v1_m_ResourcePool,
 } from "./resource_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_BasicDevice = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1);
+const K_BasicDevice = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.BasicDevice` message, `c.pos` to `end`, into `o`. */
 export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -162,7 +162,7 @@ export function f_BasicDevice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Device = Uint8Array.of(0, 1, 1);
+const K_Device = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.Device` message, `c.pos` to `end`, into `o`. */
 export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -188,7 +188,7 @@ export function f_Device(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_DeviceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.DeviceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -232,7 +232,7 @@ export function f_DeviceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceRequest = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_DeviceRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.DeviceRequest` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -315,7 +315,7 @@ export function f_DeviceRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DeviceSubRequest = Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1, 1, 1);
+const K_DeviceSubRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.DeviceSubRequest` message, `c.pos` to `end`, into `o`. */
 export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -387,7 +387,7 @@ export function f_DeviceSubRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_ResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -418,7 +418,7 @@ export function f_ResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimList = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaimList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -450,7 +450,7 @@ export function f_ResourceClaimList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimSpec = Uint8Array.of(0, 1);
+const K_ResourceClaimSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaimSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -473,7 +473,7 @@ export function f_ResourceClaimSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplate = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaimTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -500,7 +500,7 @@ export function f_ResourceClaimTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplateList = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplateList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaimTemplateList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplateList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -532,7 +532,7 @@ export function f_ResourceClaimTemplateList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceClaimTemplateSpec = Uint8Array.of(0, 1, 1);
+const K_ResourceClaimTemplateSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceClaimTemplateSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceClaimTemplateSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -559,7 +559,7 @@ export function f_ResourceClaimTemplateSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSlice = Uint8Array.of(0, 1, 1);
+const K_ResourceSlice = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceSlice` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSlice(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -586,7 +586,7 @@ export function f_ResourceSlice(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSliceList = Uint8Array.of(0, 1, 1);
+const K_ResourceSliceList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceSliceList` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSliceList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -618,7 +618,7 @@ export function f_ResourceSliceList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_ResourceSliceSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_ResourceSliceSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.ResourceSliceSpec` message, `c.pos` to `end`, into `o`. */
 export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -13,7 +13,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_PriorityClass = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_PriorityClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1.PriorityClass` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -57,7 +57,7 @@ export function f_PriorityClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PriorityClassList = Uint8Array.of(0, 1, 1);
+const K_PriorityClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1.PriorityClassList` message, `c.pos` to `end`, into `o`. */
 export function m_PriorityClassList(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -14,7 +14,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_AllCompositeDisruptionMode = Uint8Array.of(0);
+const K_AllCompositeDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.AllCompositeDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_AllCompositeDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -33,7 +33,7 @@ export function f_AllCompositeDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_AllDisruptionMode = Uint8Array.of(0);
+const K_AllDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.AllDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_AllDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -52,7 +52,7 @@ export function f_AllDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_BasicSchedulingPolicy = Uint8Array.of(0);
+const K_BasicSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.BasicSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_BasicSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -71,7 +71,7 @@ export function f_BasicSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositeBasicSchedulingPolicy = Uint8Array.of(0);
+const K_CompositeBasicSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositeBasicSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_CompositeBasicSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -90,7 +90,7 @@ export function f_CompositeBasicSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositeDisruptionMode = Uint8Array.of(0, 1, 1);
+const K_CompositeDisruptionMode = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositeDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_CompositeDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -115,7 +115,7 @@ export function f_CompositeDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositeGangSchedulingPolicy = Uint8Array.of(0, 1);
+const K_CompositeGangSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositeGangSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_CompositeGangSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -138,7 +138,7 @@ export function f_CompositeGangSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroup = Uint8Array.of(0, 1, 1, 1);
+const K_CompositePodGroup = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroup` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroup(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -169,7 +169,7 @@ export function f_CompositePodGroup(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroupList = Uint8Array.of(0, 1, 1);
+const K_CompositePodGroupList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupList` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -201,7 +201,7 @@ export function f_CompositePodGroupList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroupSchedulingConstraints = Uint8Array.of(0, 1);
+const K_CompositePodGroupSchedulingConstraints = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupSchedulingConstraints` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupSchedulingConstraints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -228,7 +228,7 @@ export function f_CompositePodGroupSchedulingConstraints(o: JsonObject): JsonObj
   return o;
 }
 
-const K_CompositePodGroupSchedulingPolicy = Uint8Array.of(0, 1, 1);
+const K_CompositePodGroupSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -253,7 +253,7 @@ export function f_CompositePodGroupSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroupSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CompositePodGroupSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -314,7 +314,7 @@ export function f_CompositePodGroupSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroupStatus = Uint8Array.of(0, 1);
+const K_CompositePodGroupStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupStatus` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -341,7 +341,7 @@ export function f_CompositePodGroupStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CompositePodGroupTemplate = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CompositePodGroupTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.CompositePodGroupTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -415,7 +415,7 @@ export function f_CompositePodGroupTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_DisruptionMode = Uint8Array.of(0, 1, 1);
+const K_DisruptionMode = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.DisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_DisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -440,7 +440,7 @@ export function f_DisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_GangSchedulingPolicy = Uint8Array.of(0, 1);
+const K_GangSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.GangSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_GangSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -463,7 +463,7 @@ export function f_GangSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroup = Uint8Array.of(0, 1, 1, 1);
+const K_PodGroup = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroup` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroup(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -494,7 +494,7 @@ export function f_PodGroup(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupList = Uint8Array.of(0, 1, 1);
+const K_PodGroupList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupList` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -526,7 +526,7 @@ export function f_PodGroupList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupResourceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_PodGroupResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -555,7 +555,7 @@ export function f_PodGroupResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupResourceClaimStatus = Uint8Array.of(0, 1, 1);
+const K_PodGroupResourceClaimStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupResourceClaimStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupResourceClaimStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -581,7 +581,7 @@ export function f_PodGroupResourceClaimStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupSchedulingConstraints = Uint8Array.of(0, 1);
+const K_PodGroupSchedulingConstraints = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupSchedulingConstraints` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupSchedulingConstraints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -608,7 +608,7 @@ export function f_PodGroupSchedulingConstraints(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupSchedulingPolicy = Uint8Array.of(0, 1, 1);
+const K_PodGroupSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -633,7 +633,7 @@ export function f_PodGroupSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodGroupSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupSpec` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -697,7 +697,7 @@ export function f_PodGroupSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupStatus = Uint8Array.of(0, 1, 1);
+const K_PodGroupStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupStatus` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -732,7 +732,7 @@ export function f_PodGroupStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_PodGroupTemplate = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_PodGroupTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.PodGroupTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_PodGroupTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -795,7 +795,7 @@ export function f_PodGroupTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SingleCompositeDisruptionMode = Uint8Array.of(0);
+const K_SingleCompositeDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.SingleCompositeDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_SingleCompositeDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -814,7 +814,7 @@ export function f_SingleCompositeDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_SingleDisruptionMode = Uint8Array.of(0);
+const K_SingleDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.SingleDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_SingleDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -833,7 +833,7 @@ export function f_SingleDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TopologyConstraint = Uint8Array.of(0, 1);
+const K_TopologyConstraint = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.TopologyConstraint` message, `c.pos` to `end`, into `o`. */
 export function m_TopologyConstraint(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -856,7 +856,7 @@ export function f_TopologyConstraint(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TypedLocalObjectReference = Uint8Array.of(0, 1, 1, 1);
+const K_TypedLocalObjectReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.TypedLocalObjectReference` message, `c.pos` to `end`, into `o`. */
 export function m_TypedLocalObjectReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -890,7 +890,7 @@ export function f_TypedLocalObjectReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Workload = Uint8Array.of(0, 1, 1);
+const K_Workload = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.Workload` message, `c.pos` to `end`, into `o`. */
 export function m_Workload(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -917,7 +917,7 @@ export function f_Workload(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadList = Uint8Array.of(0, 1, 1);
+const K_WorkloadList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadList` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -949,7 +949,7 @@ export function f_WorkloadList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadPodGroupAllDisruptionMode = Uint8Array.of(0);
+const K_WorkloadPodGroupAllDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupAllDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupAllDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -968,7 +968,7 @@ export function f_WorkloadPodGroupAllDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadPodGroupBasicSchedulingPolicy = Uint8Array.of(0);
+const K_WorkloadPodGroupBasicSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupBasicSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupBasicSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -987,7 +987,7 @@ export function f_WorkloadPodGroupBasicSchedulingPolicy(o: JsonObject): JsonObje
   return o;
 }
 
-const K_WorkloadPodGroupDisruptionMode = Uint8Array.of(0, 1, 1);
+const K_WorkloadPodGroupDisruptionMode = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1016,7 +1016,7 @@ export function f_WorkloadPodGroupDisruptionMode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadPodGroupGangSchedulingPolicy = Uint8Array.of(0, 1);
+const K_WorkloadPodGroupGangSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupGangSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupGangSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1038,7 +1038,7 @@ export function f_WorkloadPodGroupGangSchedulingPolicy(o: JsonObject): JsonObjec
   return o;
 }
 
-const K_WorkloadPodGroupResourceClaim = Uint8Array.of(0, 1, 1, 1);
+const K_WorkloadPodGroupResourceClaim = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupResourceClaim` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupResourceClaim(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1067,7 +1067,7 @@ export function f_WorkloadPodGroupResourceClaim(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadPodGroupSchedulingConstraints = Uint8Array.of(0, 1);
+const K_WorkloadPodGroupSchedulingConstraints = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupSchedulingConstraints(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1094,7 +1094,7 @@ export function f_WorkloadPodGroupSchedulingConstraints(o: JsonObject): JsonObje
   return o;
 }
 
-const K_WorkloadPodGroupSchedulingPolicy = Uint8Array.of(0, 1, 1);
+const K_WorkloadPodGroupSchedulingPolicy = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupSchedulingPolicy` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupSchedulingPolicy(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1123,7 +1123,7 @@ export function f_WorkloadPodGroupSchedulingPolicy(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadPodGroupSingleDisruptionMode = Uint8Array.of(0);
+const K_WorkloadPodGroupSingleDisruptionMode = /* @__PURE__ */ Uint8Array.of(0);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupSingleDisruptionMode` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadPodGroupSingleDisruptionMode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1142,7 +1142,7 @@ export function f_WorkloadPodGroupSingleDisruptionMode(o: JsonObject): JsonObjec
   return o;
 }
 
-const K_WorkloadReference = Uint8Array.of(0, 1, 1);
+const K_WorkloadReference = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadReference` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadReference(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -1169,7 +1169,7 @@ export function f_WorkloadReference(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadSpec = Uint8Array.of(0, 1, 1, 1);
+const K_WorkloadSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1alpha3.WorkloadSpec` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -27,7 +27,7 @@ import {
   m_TypedLocalObjectReference as scheduling_v1alpha3_m_TypedLocalObjectReference,
 } from "./scheduling_v1alpha3.ts";
 
-const K_CompositePodGroupTemplate = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CompositePodGroupTemplate = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1beta1.CompositePodGroupTemplate` message, `c.pos` to `end`, into `o`. */
 export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -103,7 +103,7 @@ export function f_CompositePodGroupTemplate(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_Workload = Uint8Array.of(0, 1, 1);
+const K_Workload = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1beta1.Workload` message, `c.pos` to `end`, into `o`. */
 export function m_Workload(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -130,7 +130,7 @@ export function f_Workload(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadList = Uint8Array.of(0, 1, 1);
+const K_WorkloadList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1beta1.WorkloadList` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -162,7 +162,7 @@ export function f_WorkloadList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_WorkloadSpec = Uint8Array.of(0, 1, 1, 1);
+const K_WorkloadSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/scheduling/v1beta1.WorkloadSpec` message, `c.pos` to `end`, into `o`. */
 export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObject {

@@ -18,9 +18,9 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = Uint8Array.of(0, 1, 1);
+const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
-const K_CSIDriver = Uint8Array.of(0, 1, 1);
+const K_CSIDriver = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIDriver` message, `c.pos` to `end`, into `o`. */
 export function m_CSIDriver(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -47,7 +47,7 @@ export function f_CSIDriver(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIDriverList = Uint8Array.of(0, 1, 1);
+const K_CSIDriverList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIDriverList` message, `c.pos` to `end`, into `o`. */
 export function m_CSIDriverList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -79,7 +79,7 @@ export function f_CSIDriverList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIDriverSpec = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_CSIDriverSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIDriverSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CSIDriverSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -141,7 +141,7 @@ export function f_CSIDriverSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSINode = Uint8Array.of(0, 1, 1, 1);
+const K_CSINode = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSINode` message, `c.pos` to `end`, into `o`. */
 export function m_CSINode(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -172,7 +172,7 @@ export function f_CSINode(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSINodeDriver = Uint8Array.of(0, 1, 1, 1, 1);
+const K_CSINodeDriver = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSINodeDriver` message, `c.pos` to `end`, into `o`. */
 export function m_CSINodeDriver(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -211,7 +211,7 @@ export function f_CSINodeDriver(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSINodeList = Uint8Array.of(0, 1, 1);
+const K_CSINodeList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSINodeList` message, `c.pos` to `end`, into `o`. */
 export function m_CSINodeList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -243,7 +243,7 @@ export function f_CSINodeList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSINodeSpec = Uint8Array.of(0, 1);
+const K_CSINodeSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSINodeSpec` message, `c.pos` to `end`, into `o`. */
 export function m_CSINodeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -271,7 +271,7 @@ export function f_CSINodeSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSINodeStatus = Uint8Array.of(0, 1);
+const K_CSINodeStatus = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSINodeStatus` message, `c.pos` to `end`, into `o`. */
 export function m_CSINodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -298,7 +298,7 @@ export function f_CSINodeStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIStorageCapacity = Uint8Array.of(0, 1, 1, 1, 1, 1);
+const K_CSIStorageCapacity = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIStorageCapacity` message, `c.pos` to `end`, into `o`. */
 export function m_CSIStorageCapacity(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -338,7 +338,7 @@ export function f_CSIStorageCapacity(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_CSIStorageCapacityList = Uint8Array.of(0, 1, 1);
+const K_CSIStorageCapacityList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIStorageCapacityList` message, `c.pos` to `end`, into `o`. */
 export function m_CSIStorageCapacityList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -370,7 +370,7 @@ export function f_CSIStorageCapacityList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageClass = Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
+const K_StorageClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.StorageClass` message, `c.pos` to `end`, into `o`. */
 export function m_StorageClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -441,7 +441,7 @@ export function f_StorageClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageClassList = Uint8Array.of(0, 1, 1);
+const K_StorageClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.StorageClassList` message, `c.pos` to `end`, into `o`. */
 export function m_StorageClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -473,7 +473,7 @@ export function f_StorageClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageHealth = Uint8Array.of(0, 1, 1);
+const K_StorageHealth = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.StorageHealth` message, `c.pos` to `end`, into `o`. */
 export function m_StorageHealth(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -504,7 +504,7 @@ export function f_StorageHealth(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageHealthCondition = Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
+const K_StorageHealthCondition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.StorageHealthCondition` message, `c.pos` to `end`, into `o`. */
 export function m_StorageHealthCondition(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -548,7 +548,7 @@ export function f_StorageHealthCondition(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_TokenRequest = Uint8Array.of(0, 1, 1);
+const K_TokenRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.TokenRequest` message, `c.pos` to `end`, into `o`. */
 export function m_TokenRequest(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -574,7 +574,7 @@ export function f_TokenRequest(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttachment = Uint8Array.of(0, 1, 1, 1);
+const K_VolumeAttachment = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttachment` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttachment(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -605,7 +605,7 @@ export function f_VolumeAttachment(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttachmentList = Uint8Array.of(0, 1, 1);
+const K_VolumeAttachmentList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttachmentList` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttachmentList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -637,7 +637,7 @@ export function f_VolumeAttachmentList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttachmentSource = Uint8Array.of(0, 1, 1);
+const K_VolumeAttachmentSource = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttachmentSource` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttachmentSource(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -666,7 +666,7 @@ export function f_VolumeAttachmentSource(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttachmentSpec = Uint8Array.of(0, 1, 1, 1);
+const K_VolumeAttachmentSpec = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttachmentSpec` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttachmentSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -697,7 +697,7 @@ export function f_VolumeAttachmentSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttachmentStatus = Uint8Array.of(0, 1, 1, 1, 1);
+const K_VolumeAttachmentStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttachmentStatus` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttachmentStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -745,7 +745,7 @@ export function f_VolumeAttachmentStatus(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttributesClass = Uint8Array.of(0, 1, 1, 1);
+const K_VolumeAttributesClass = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttributesClass` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttributesClass(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -791,7 +791,7 @@ export function f_VolumeAttributesClass(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeAttributesClassList = Uint8Array.of(0, 1, 1);
+const K_VolumeAttributesClassList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeAttributesClassList` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeAttributesClassList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -823,7 +823,7 @@ export function f_VolumeAttributesClassList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeError = Uint8Array.of(0, 1, 1, 1);
+const K_VolumeError = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeError` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeError(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -856,7 +856,7 @@ export function f_VolumeError(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_VolumeNodeResources = Uint8Array.of(0, 1);
+const K_VolumeNodeResources = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.VolumeNodeResources` message, `c.pos` to `end`, into `o`. */
 export function m_VolumeNodeResources(c: Cursor, end: number, o: JsonObject): JsonObject {

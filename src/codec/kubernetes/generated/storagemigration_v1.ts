@@ -16,7 +16,7 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const K_StorageVersionMigration = Uint8Array.of(0, 1, 1, 1);
+const K_StorageVersionMigration = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/storagemigration/v1.StorageVersionMigration` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionMigration(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -47,7 +47,7 @@ export function f_StorageVersionMigration(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionMigrationList = Uint8Array.of(0, 1, 1);
+const K_StorageVersionMigrationList = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storagemigration/v1.StorageVersionMigrationList` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionMigrationList(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -79,7 +79,7 @@ export function f_StorageVersionMigrationList(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionMigrationSpec = Uint8Array.of(0, 1);
+const K_StorageVersionMigrationSpec = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/storagemigration/v1.StorageVersionMigrationSpec` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionMigrationSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
@@ -102,7 +102,7 @@ export function f_StorageVersionMigrationSpec(o: JsonObject): JsonObject {
   return o;
 }
 
-const K_StorageVersionMigrationStatus = Uint8Array.of(0, 1, 1);
+const K_StorageVersionMigrationStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storagemigration/v1.StorageVersionMigrationStatus` message, `c.pos` to `end`, into `o`. */
 export function m_StorageVersionMigrationStatus(c: Cursor, end: number, o: JsonObject): JsonObject {

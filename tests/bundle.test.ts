@@ -1,0 +1,139 @@
+// What a bundle of watchwire holds. The generated Kubernetes decoders are one module per group/version; through the
+// `watchwire/core` entry point (core.ts) a bundle takes only those its code names, and the `watchwire` entry point
+// (mod.ts) adds every built-in kind as the protobuf decoders' default. Real bundlers (esbuild and Bun's, both
+// devDependencies) bundle small entry points; the tests look for field names that only one group/version's generated
+// decoders spell, then run the bundles.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { KubernetesProtobufObject as CoreObject } from "../core.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const core = JSON.stringify(join(root, "core.ts"));
+const main = JSON.stringify(join(root, "mod.ts"));
+// Spelled only by the generated decoders of core/v1 (PodSpec) and of apps/v1 and apps/v1beta1 (DeploymentSpec).
+const CORE = "terminationGracePeriodSeconds";
+const APPS = "progressDeadlineSeconds";
+
+const ENTRIES: Record<string, string> = {
+  // JSON watches only, from core: no generated decoder.
+  "core-json": `import { decodeWatchResponse } from ${core};
+export const decode = decodeWatchResponse;`,
+  // The protobuf stream with core/v1's decoders, from core.
+  "core-corev1": `import { coreV1, createKubernetesDecoders, KubernetesProtobufWatchDecoderStream } from ${core};
+export const decoders = createKubernetesDecoders([coreV1]);
+export const stream = () => new KubernetesProtobufWatchDecoderStream({ decoders });`,
+  // The NDJSON stream from the main entry point: the defaults of its protobuf decoders are not used, so not bundled.
+  "main-ndjson": `import { JsonWatchEventDecoderStream } from ${main};
+export const stream = () => new JsonWatchEventDecoderStream();`,
+  // decodeWatchResponse from the main entry point: every built-in kind by default.
+  "main-default": `import { decodeWatchResponse } from ${main};
+export const decode = decodeWatchResponse;`,
+};
+
+type Bundler = "esbuild" | "bun";
+
+/** Bundles one entry into one minified ESM file; returns its text and path. */
+function bundle(bundler: Bundler, dir: string, name: string): { path: string; text: string } {
+  const entry = join(dir, `${name}.ts`);
+  const path = join(dir, `${name}.${bundler}.js`);
+  const args = bundler === "esbuild"
+    ? [entry, "--bundle", "--format=esm", "--platform=neutral", "--minify", `--outfile=${path}`]
+    : ["build", entry, "--format=esm", "--target=browser", "--minify", `--outfile=${path}`];
+  const r = spawnSync(join(root, "node_modules", ".bin", bundler), args, { cwd: root, encoding: "utf8" });
+  assert.equal(r.status, 0, `${bundler} failed: ${r.stderr}`);
+  return { path, text: readFileSync(path, "utf8") };
+}
+
+/** The pod fixture stream (ADDED, MODIFIED, BOOKMARK, DELETED, ERROR) as a ReadableStream of one chunk. */
+function podBody(): ReadableStream<Uint8Array> {
+  const bytes = new Uint8Array(readFileSync(join(root, "fixtures/kubernetes/streams/v1.Pod.pb")));
+  return new ReadableStream({
+    start(c) {
+      c.enqueue(bytes);
+      c.close();
+    },
+  });
+}
+
+function protobufResponse(): Response {
+  return new Response(podBody(), { headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" } });
+}
+
+type Event = { type: string; object: Record<string, unknown> };
+
+async function collect(stream: ReadableStream<unknown>): Promise<Event[]> {
+  const out: Event[] = [];
+  for await (const e of stream) out.push(e as Event);
+  return out;
+}
+
+for (const bundler of ["esbuild", "bun"] as const) {
+  test(`bundle (${bundler}): watchwire/core takes only the decoders its code names; watchwire all by default`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "watchwire-bundle-"));
+    try {
+      const out: Record<string, { path: string; text: string }> = {};
+      for (const [name, text] of Object.entries(ENTRIES)) {
+        writeFileSync(join(dir, `${name}.ts`), text);
+        out[name] = bundle(bundler, dir, name);
+      }
+      const holds = (name: string, marker: string) => out[name].text.includes(marker);
+      assert.ok(!holds("core-json", CORE) && !holds("core-json", APPS), "core-json: no generated decoders");
+      assert.ok(holds("core-corev1", CORE), "core-corev1: core/v1");
+      assert.ok(!holds("core-corev1", APPS), "core-corev1: not apps/v1");
+      assert.ok(!holds("main-ndjson", CORE) && !holds("main-ndjson", APPS), "main-ndjson: no generated decoders");
+      assert.ok(holds("main-default", CORE) && holds("main-default", APPS), "main-default: every group/version");
+      const size = (name: string) => out[name].text.length;
+      assert.ok(size("core-json") * 4 < size("core-corev1"), `core-json ${size("core-json")} B`);
+      assert.ok(size("core-corev1") * 1.5 < size("main-default"), `core/v1 ${size("core-corev1")} B`);
+
+      // The bundles run. core/v1's decodes Pods in full.
+      const load = (name: string) => import(pathToFileURL(out[name].path).href);
+      const corev1 = await load("core-corev1");
+      const full = await collect(podBody().pipeThrough(corev1.stream()));
+      assert.deepEqual(full.map((e) => `${e.type} ${e.object.kind}`), [
+        "ADDED Pod",
+        "MODIFIED Pod",
+        "BOOKMARK Pod",
+        "DELETED Pod",
+        "ERROR Status",
+      ]);
+      assert.equal(typeof full[0].object.spec, "object", "decoded in full");
+      // The main entry point's default decodes the same.
+      const mainDefault = await load("main-default");
+      assert.deepEqual(await collect(mainDefault.decode(protobufResponse())), full);
+      // Core's default knows no kind but Status: Pods decode as unknown kinds (metadata now, the bytes kept).
+      const coreJson = await load("core-json");
+      const partial = await collect(coreJson.decode(protobufResponse()));
+      assert.equal(partial.length, 5);
+      for (let i = 0; i < 4; i++) {
+        const o = partial[i].object as unknown as { kind: string; metadata: unknown; decodable: boolean };
+        assert.equal(o.kind, "Pod");
+        assert.equal(o.decodable, false);
+        assert.deepEqual(o.metadata, full[i].object.metadata);
+      }
+      assert.deepEqual(partial[4], full[4], "the ERROR event's Status decodes in full");
+      const ndjson = await load("main-ndjson");
+      const line = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"1"}}}\n';
+      const events = await collect(new Response(line).body!.pipeThrough(ndjson.stream()));
+      assert.equal(events[0].object.kind, "Pod");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test("watchwire/core: without decoders a protobuf watch knows no kind but Status", async () => {
+  const { KubernetesProtobufWatchDecoderStream } = await import("../core.ts");
+  const events = await collect(podBody().pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+  assert.deepEqual(events.map((e) => e.type), ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"]);
+  for (const e of events.slice(0, 4)) {
+    assert.ok(e.object instanceof CoreObject);
+    assert.equal((e.object as unknown as CoreObject).decodable, false);
+  }
+  assert.equal(events[4].object.code, 410);
+});
