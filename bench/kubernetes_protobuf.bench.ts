@@ -20,7 +20,8 @@
  */
 import { readFileSync } from "node:fs";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
-import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
+// The watchwire entry point's class: every built-in kind by default.
+import { KubernetesProtobufWatchDecoderStream } from "../src/builtin_defaults.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
 import { FrameSplitter } from "../src/framing/frame_splitter.ts";
