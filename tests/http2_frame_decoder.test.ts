@@ -298,6 +298,68 @@ test("http2 frames: a payload within one chunk is a view of it; one across chunk
   }
 });
 
+test("http2 frames: dataInPieces hands on DATA frames that span chunks as views, as their bytes arrive", () => {
+  // Frames of any kind, DATA ones (padded or not, empty or not) among them, and any cutting of the wire into chunks:
+  // with dataInPieces the frames are those of the whole decoding but that each DATA frame may come in pieces: views of
+  // the input chunks, `more` on all but the last, END_STREAM only on the last, their data joined the frame's.
+  fc.assert(
+    fc.property(
+      fc.array(singleFrame, { minLength: 1, maxLength: 8 }),
+      fc.array(fc.integer({ min: 0, max: 400 }), { maxLength: 12 }),
+      (inits, cuts) => {
+        const wire = encodeHttp2Frames(inits);
+        const whole = decodeSync([wire]).values;
+        const chunks = splitAt(wire, cuts).map((c) => c.slice()); // each chunk a buffer of its own
+        const pieces = decodeSync(chunks, { dataInPieces: true });
+        assert.equal(pieces.error, undefined);
+        const buffers = new Set(chunks.map((c) => c.buffer));
+        let k = 0;
+        for (const frame of whole) {
+          if (frame.type !== "DATA") {
+            assert.deepEqual(normalize(pieces.values[k++]), normalize(frame));
+            continue;
+          }
+          const parts: Uint8Array[] = [];
+          for (;;) {
+            const piece = pieces.values[k++];
+            assert.equal(piece.type, "DATA");
+            if (piece.type !== "DATA") return;
+            if (piece.data.length > 0) assert.ok(buffers.has(piece.data.buffer), "a view of an input chunk");
+            parts.push(piece.data);
+            const { data: _d, more, flags, endStream, ...rest } = piece;
+            const { data: _w, flags: wholeFlags, endStream: wholeEnd, ...wholeRest } = frame;
+            assert.deepEqual(rest, wholeRest);
+            if (more === true) {
+              assert.equal(endStream, false);
+              assert.equal(flags, wholeFlags & ~0x1);
+              continue;
+            }
+            assert.equal(endStream, wholeEnd);
+            assert.equal(flags, wholeFlags);
+            break;
+          }
+          assert.deepEqual(Array.from(concat(parts)), Array.from(frame.data));
+        }
+        assert.equal(k, pieces.values.length);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  // Faults are where they are without pieces: bad padding at the payload's first byte, truncation at the end.
+  const badPad = raw(Http2FrameType.DATA, 0x8, 1, [9, 1, 2, 3]);
+  for (const cut of [9, 10, 11]) {
+    const plain = decodeSync([badPad.slice(0, cut), badPad.slice(cut)]);
+    const inPieces = decodeSync([badPad.slice(0, cut), badPad.slice(cut)], { dataInPieces: true });
+    assert.equal(errorKey(inPieces.error), errorKey(plain.error));
+    assert.equal(errorKey(plain.error), "FRAME_INVALID@9");
+  }
+  const data = encodeHttp2Frame({ type: "DATA", streamId: 1, data: utf8("abcdef") });
+  const truncated = decodeSync([data.slice(0, 12)], { dataInPieces: true });
+  assert.equal(errorKey(truncated.error), "TRUNCATED@12");
+  assert.equal(truncated.values.length, 1, "the bytes that arrived were handed on");
+  assert.equal(truncated.values[0].type === "DATA" && text(truncated.values[0].data), "abc");
+});
+
 test("http2 frames: preface detection, and empty input", () => {
   const body = concat([SETTINGS_EMPTY, PING]);
   for (const [input, mode] of [[concat([PREFACE, body]), "detect"], [body, "detect"], [body, "none"]] as const) {

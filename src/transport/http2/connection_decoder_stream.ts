@@ -123,7 +123,10 @@ export interface Http2Message {
    * entries sent before it started.
    */
   headerError?: DecodeError;
-  /** The DATA payloads as they arrive (zero-copy views). Must be read or cancelled for the decoder to move on past it. */
+  /**
+   * The DATA payloads as they arrive (zero-copy views; a frame that spans input chunks in pieces). Must be read or
+   * cancelled for the decoder to move on past it.
+   */
   body: ReadableStream<Uint8Array>;
   /** The trailer fields (a HEADERS block after DATA); empty when there are none. */
   trailers: Promise<FieldList>;
@@ -139,7 +142,7 @@ export interface Http2Message {
 /**
  * Decodes one direction of an HTTP/2 connection (RFC 9113), e.g. a capture, into one {@linkcode Http2Message} per
  * stream, handed on as soon as its header block is complete; its body flows DATA frame by DATA frame (a watch never
- * ends). HEADERS and CONTINUATION are reassembled and decoded with one HPACK decoder; RST_STREAM and GOAWAY end
+ * ends), as views of the input (a frame that spans input chunks flows in pieces as its bytes arrive, never copied). HEADERS and CONTINUATION are reassembled and decoded with one HPACK decoder; RST_STREAM and GOAWAY end
  * streams. A capture may start mid-connection at a frame boundary: DATA of streams whose HEADERS were not seen still
  * yields messages (`headersMissing`), and header blocks that refer to dynamic table entries from before the capture
  * are reported per stream (`headerError`).
@@ -233,6 +236,8 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
       maxFrameSizeCeiling: ceiling,
       maxContinuationFrames: options.maxContinuationFrames,
       maxHeaderBlockBytes: options.maxHeaderBlockBytes,
+      // A DATA frame that spans reads flows into its body as its bytes arrive: views, no copy of the frame.
+      dataInPieces: true,
     });
     this.#tableCeiling = options.maxHeaderTableSizeCeiling ?? 65536;
     this.#maxHeaderListSize = options.maxHeaderListSize;

@@ -41,6 +41,12 @@ export interface Http2FrameDecoderOptions {
   maxContinuationFrames?: number;
   /** Most bytes of one field block (all its fragments, padding excluded). Default 262144 (256 KiB). */
   maxHeaderBlockBytes?: number;
+  /**
+   * Hand on a DATA frame that spans input chunks in pieces, as its bytes arrive (each a view of its chunk, `more` set
+   * on all but the last), rather than copied into a buffer of its own once complete. A body consumer sees the same
+   * bytes with no copy and sooner; the frame-level output then depends on how the input was cut. Default false.
+   */
+  dataInPieces?: boolean;
 }
 
 const PREFACE = new TextEncoder().encode(HTTP2_CLIENT_PREFACE);
@@ -88,6 +94,8 @@ const enum State {
   Header,
   /** Reading a payload that spans chunks into `#payload`; `#fill` bytes so far. */
   Payload,
+  /** Handing on a DATA payload that spans chunks in pieces (`dataInPieces`); `#fill` bytes of it so far. */
+  DataPieces,
 }
 
 function u32(p: Uint8Array, i: number): number {
@@ -164,6 +172,9 @@ export class Http2FrameDecoder {
   readonly #ceiling: number;
   readonly #maxContinuations: number;
   readonly #maxBlockBytes: number;
+  readonly #dataInPieces: boolean;
+  /** The pad length of the DATA frame handed on in pieces (-1 until its first payload byte has been read). */
+  #piecePad = 0;
   #failure: DecodeError | undefined;
 
   /** A decoder for one direction of a connection; throws a `RangeError` for an option out of its range. */
@@ -178,6 +189,7 @@ export class Http2FrameDecoder {
     this.#ceiling = checkFrameSize("maxFrameSizeCeiling", options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT);
     this.#maxContinuations = checkCount("maxContinuationFrames", options.maxContinuationFrames ?? 64);
     this.#maxBlockBytes = checkCount("maxHeaderBlockBytes", options.maxHeaderBlockBytes ?? 262144);
+    this.#dataInPieces = options.dataInPieces === true;
   }
 
   /** Bytes of input consumed so far. */
@@ -218,7 +230,7 @@ export class Http2FrameDecoder {
       where = `inside the client preface (${this.#fill} of 24 bytes)`;
     } else if (this.#state === State.Header && this.#fill > 0) {
       where = `inside a frame header (${this.#fill} of 9 bytes)`;
-    } else if (this.#state === State.Payload) {
+    } else if (this.#state === State.Payload || this.#state === State.DataPieces) {
       where = `inside the payload of a ${typeName(this.#type)} frame (${this.#fill} of ${this.#length} bytes)`;
     } else if (this.#blockStream !== 0) {
       where = `inside the field block of stream ${this.#blockStream} (no frame with END_HEADERS)`;
@@ -258,11 +270,20 @@ export class Http2FrameDecoder {
             const payload = input.subarray(i, i + length);
             i += length;
             this.#frame(payload, emit);
+          } else if (this.#type === DATA && this.#dataInPieces) {
+            this.#piecePad = (this.#flags & F_PADDED) !== 0 ? -1 : 0;
+            this.#state = State.DataPieces;
           } else {
             // The length was checked against the limit in #readHeader.
             this.#payload = new Uint8Array(length);
             this.#state = State.Payload;
           }
+          break;
+        }
+        case State.DataPieces: {
+          const take = Math.min(this.#length - this.#fill, n - i);
+          this.#dataPiece(input, i, i + take, emit);
+          i += take;
           break;
         }
         case State.Payload: {
@@ -432,6 +453,41 @@ export class Http2FrameDecoder {
     }
   }
 
+  /**
+   * Hands on `input[s..e)`, the next bytes of the DATA payload being read in pieces (`#fill` bytes of it before), as a
+   * piece: its part of the content (padding excluded), `more` until the payload's last byte.
+   */
+  #dataPiece(input: Uint8Array, s: number, e: number, emit: (frame: Http2Frame) => void): void {
+    const length = this.#length;
+    const from = this.#fill; // payload coordinates of input[s]
+    const to = from + (e - s);
+    const padded = (this.#flags & F_PADDED) !== 0;
+    if (this.#piecePad < 0) this.#piecePad = this.#padLength(input.subarray(s, s + 1), 1, length);
+    const padLength = this.#piecePad;
+    // The content is payload[start..length - padLength); this piece covers payload[from..to).
+    const lo = Math.max(from, padded ? 1 : 0);
+    const hi = Math.min(to, length - padLength);
+    const more = to < length;
+    this.#fill = to;
+    if (!more) {
+      this.#fill = 0;
+      this.#state = State.Header;
+    } else if (hi <= lo) return; // nothing of the content here (the pad length byte, or padding), and more to come
+    const flags = more ? this.#flags & ~F_END_STREAM : this.#flags;
+    emit({
+      type: "DATA",
+      streamId: this.#streamId,
+      flags,
+      length,
+      offset: this.#frameOffset,
+      endStream: (flags & F_END_STREAM) !== 0,
+      padded,
+      padLength,
+      data: hi > lo ? input.subarray(s + (lo - from), s + (hi - from)) : EMPTY,
+      more,
+    });
+  }
+
   /** Builds the frame whose header was read from its complete payload `p`, checks it, and emits it. */
   #frame(p: Uint8Array, emit: (frame: Http2Frame) => void): void {
     const offset = this.#frameOffset;
@@ -568,13 +624,14 @@ export class Http2FrameDecoder {
   }
 
   /** The pad length byte of a padded frame at `p[0]`, checked against the `fixed` bytes before the content. */
-  #padLength(p: Uint8Array, fixed: number): number {
+  /** The pad length at `p[0]` of a payload of `length` bytes (`p.length` by default) with `fixed` bytes before the content. */
+  #padLength(p: Uint8Array, fixed: number, length = p.length): number {
     const padLength = p[0];
-    if (padLength > p.length - fixed) {
+    if (padLength > length - fixed) {
       throw new DecodeError(
         "FRAME_INVALID",
         this.#frameOffset + HTTP2_FRAME_HEADER_LENGTH,
-        `${typeName(this.#type)} frame of ${p.length} bytes with ${padLength} bytes of padding`,
+        `${typeName(this.#type)} frame of ${length} bytes with ${padLength} bytes of padding`,
       );
     }
     return padLength;

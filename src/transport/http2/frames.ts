@@ -119,6 +119,12 @@ export interface Http2DataFrame extends Http2FrameBase {
   padLength: number;
   /** The content, padding removed: a `subarray` view, not a copy. */
   data: Uint8Array;
+  /**
+   * Only with the decoder's `dataInPieces` option: `true` when this is a piece of a frame that spans input chunks and
+   * more pieces of it follow (`data` is then this piece's part of the content, `endStream` false); the last piece has
+   * `more: false` and the frame's `endStream`. Absent otherwise.
+   */
+  more?: boolean;
 }
 
 /** A HEADERS frame (type 0x1, RFC 9113 §6.2): opens a stream and carries the first fragment of a field block. */
