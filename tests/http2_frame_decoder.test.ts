@@ -312,7 +312,7 @@ test("http2 frames: dataInPieces hands on DATA frames that span chunks as views,
         const chunks = splitAt(wire, cuts).map((c) => c.slice()); // each chunk a buffer of its own
         const pieces = decodeSync(chunks, { dataInPieces: true });
         assert.equal(pieces.error, undefined);
-        const buffers = new Set(chunks.map((c) => c.buffer));
+        const buffers = new Set<ArrayBufferLike>(chunks.map((c) => c.buffer));
         let k = 0;
         for (const frame of whole) {
           if (frame.type !== "DATA") {
@@ -327,7 +327,9 @@ test("http2 frames: dataInPieces hands on DATA frames that span chunks as views,
             if (piece.data.length > 0) assert.ok(buffers.has(piece.data.buffer), "a view of an input chunk");
             parts.push(piece.data);
             const { data: _d, more, flags, endStream, ...rest } = piece;
-            const { data: _w, flags: wholeFlags, endStream: wholeEnd, ...wholeRest } = frame;
+            const { data: _w, flags: _f, endStream: _e, ...wholeRest } = frame;
+            const wholeFlags: number = frame.flags;
+            const wholeEnd: boolean = frame.endStream;
             assert.deepEqual(rest, wholeRest);
             if (more === true) {
               assert.equal(endStream, false);
