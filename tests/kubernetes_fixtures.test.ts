@@ -91,6 +91,50 @@ test("refgen fixtures: split anywhere, the protobuf streams decode the same (Pod
   }
 });
 
+test("refgen fixtures: metadata mode, split anywhere: the same objects, each keeping alive at most 4x its bytes or 32 KiB", async () => {
+  const some = index.filter((e) =>
+    ["v1 Pod", "v1 Node", "v1 ConfigMap", "apps/v1 Deployment"].includes(`${e.apiVersion} ${e.kind}`)
+  );
+  assert.equal(some.length, 4);
+  for (const entry of some) {
+    const pb = read(entry.pb);
+    const full = await decodePb(pb);
+    const check = async (chunks: Uint8Array[]) => {
+      const lazy = await decodePb(pb, chunks, "metadata");
+      assert.equal(lazy.length, full.length);
+      for (let i = 0; i < full.length; i++) {
+        const [f, l] = [
+          full[i] as { type: string; object: Record<string, unknown> },
+          lazy[i] as { type: string; object: unknown },
+        ];
+        assert.equal(l.type, f.type);
+        if (!(l.object instanceof KubernetesProtobufObject)) {
+          assert.deepEqual(l.object, f.object); // the ERROR event's Status
+          continue;
+        }
+        const kept = l.object.raw;
+        assert.ok(
+          kept.buffer.byteLength <= Math.max(4 * kept.length, 32 * 1024),
+          `${entry.kind} event ${i}: ${kept.length} B keeps ${kept.buffer.byteLength} B alive`,
+        );
+        assert.deepEqual(l.object.metadata, f.object.metadata);
+        assert.deepEqual(l.object.decode(), f.object);
+      }
+    };
+    // Reads of 64 KiB, as a socket gives them, and arbitrary cuts.
+    const reads: Uint8Array[] = [];
+    for (let at = 0; at < pb.length; at += 65536) reads.push(pb.slice(at, at + 65536));
+    await check(reads);
+    await fc.assert(
+      fc.asyncProperty(cutsFor(pb.length), async (cuts) => {
+        // Each chunk a buffer of its own (as a socket's reads are), so that views and copies can be told apart.
+        await check(splitAt(pb, cuts).map((c) => c.slice()));
+      }),
+      { numRuns: 15 },
+    );
+  }
+});
+
 test("refgen fixtures: metadata mode gives each object's metadata, and decode() the full object", async () => {
   let partial = 0;
   for (const entry of index) {
