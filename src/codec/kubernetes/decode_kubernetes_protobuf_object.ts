@@ -15,7 +15,8 @@ import { statusOnlyDecoders } from "./status_only_decoders.ts";
  * {@linkcode KubernetesProtobufObject} (`kind`, `apiVersion`, `metadata`, and the bytes), as does every kind but
  * `Status` in `mode: "metadata"`. The envelope's `contentType` may say `application/json` (then `raw` is JSON, parsed
  * as such); any other type but protobuf is `CONTENT_TYPE_UNSUPPORTED`. Errors are {@linkcode DecodeError}s at
- * `baseOffset` + their position in `bytes`.
+ * `baseOffset` + their position in `bytes`. The kinds known are those of `options.decoders`: by default every
+ * built-in kind from the `watchwire` entry point, none but `Status` from `watchwire/core`.
  *
  * @example
  * ```ts

@@ -13,7 +13,9 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  * Decodes the frames of a Kubernetes protobuf watch (`application/vnd.kubernetes.protobuf;stream=watch`), each a raw
  * `meta.v1.WatchEvent` message: `type` = 1 (ADDED, MODIFIED, DELETED, BOOKMARK or ERROR), `object` = 2, a
  * `RawExtension` whose `raw` (1) is the object's `k8s\0` + `runtime.Unknown` envelope. The object is decoded as
- * {@linkcode decodeKubernetesProtobufObject} says, in the `mode` of the options (`ERROR` events always in full).
+ * {@linkcode decodeKubernetesProtobufObject} says (the kinds of `options.decoders`: by default every built-in kind from
+ * the `watchwire` entry point, none but `Status` from `watchwire/core`), in the `mode` of the options (`ERROR` events
+ * always in full).
  *
  * Errors are {@linkcode DecodeError}s whose offset is `baseOffset` + the position in the frame: malformed protobuf,
  * a known field with the wrong wire type, bad magic and a missing object are `MESSAGE_INVALID`, a missing `type`
