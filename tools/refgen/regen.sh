@@ -51,6 +51,10 @@ step_decoders() {
 
 step_fixtures() {
   (cd "$here" && go run ./cmd/fixtures -out "$OUT_FIXTURES")
+  # The per-file list in fixtures/README.md follows the committed streams (npm run check verifies it).
+  if [[ "$OUT_FIXTURES" == "$root/fixtures/kubernetes" ]]; then
+    (cd "$root" && node --import tsx scripts/fixtures-readme.ts)
+  fi
 }
 
 step_record() {
