@@ -9,6 +9,7 @@ import { hasKubernetesProtobufMagic, parseKubernetesEnvelope } from "../codec/ku
 import { ProtobufReader } from "../codec/protobuf/reader.ts";
 import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
+import { WATCH_EVENT_TYPES } from "../events.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/frame_splitter.ts";
 import {
   BUILTIN_WATCH_CODECS,
@@ -24,7 +25,7 @@ export interface ListNote {
   count: number;
 }
 
-const EVENT_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+const EVENT_TYPES: ReadonlySet<string> = new Set(WATCH_EVENT_TYPES);
 
 /** Bytes needed by {@linkcode isProtobufWatch}. */
 export const PROTOBUF_WATCH_HEAD_BYTES = 14;

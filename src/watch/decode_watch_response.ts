@@ -4,8 +4,8 @@
  * @module
  */
 import { JsonWatchEventDecoderStream } from "../codec/json_watch_event_decoder_stream.ts";
-import { KubernetesObjectReader, type KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
-import { statusOnlyDecoders } from "../codec/kubernetes/status_only_decoders.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import { KubernetesProtobufWatchDecoderStream } from "../codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
@@ -156,9 +156,8 @@ function errorStatusEvent<T>(
       if (hasKubernetesProtobufMagic(bytes)) {
         // A protobuf Status (the API server answers in the type the client accepts), whatever the Content-Type says.
         try {
-          // Only a Status matters here, which every reader decodes: no need for (or bundling of) the built-ins.
-          const decoders = protobuf?.decoders ?? statusOnlyDecoders();
-          const object = new KubernetesObjectReader(decoders, "full").read(bytes, 0, bytes.length, 0, true, "borrowed");
+          // Only a Status matters here, which decodes whatever the decoders (core's default knows only Status).
+          const object = decodeKubernetesProtobufObject(bytes, { decoders: protobuf?.decoders });
           if (object.kind === "Status") status = object as Status;
         } catch {
           // Not a whole object: described from the HTTP status below (its bytes are no message for a person).

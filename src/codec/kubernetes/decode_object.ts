@@ -8,6 +8,7 @@
 import { DecodeError } from "../../errors.ts";
 import type { ObjectMeta } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
+import { parseMediaType } from "../media_type.ts";
 import { parseKubernetesEnvelope } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
@@ -179,12 +180,6 @@ export function checkMode(mode: KubernetesProtobufMode | undefined): KubernetesP
   return m;
 }
 
-/** The essence (`type/subtype`, lower case) of a media type. */
-function essence(contentType: string): string {
-  const semicolon = contentType.indexOf(";");
-  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-}
-
 /**
  * Turns envelopes into objects for one decoding run (a watch stream, or one object): the decoders, the mode, and the
  * pool that kept copies come from.
@@ -223,7 +218,7 @@ export class KubernetesObjectReader {
     const envelope = parseKubernetesEnvelope(bytes, baseOffset, start, end);
     const { kind, apiVersion, rawStart, rawEnd, contentType } = envelope;
     if (contentType !== "") {
-      const type = essence(contentType);
+      const type = parseMediaType(contentType).essence;
       if (type === "application/json") return this.#readJson(bytes, rawStart, rawEnd, baseOffset, kind, apiVersion);
       if (type !== PROTOBUF_TYPE) {
         throw new DecodeError(
@@ -234,12 +229,15 @@ export class KubernetesObjectReader {
       }
     }
     const decoder = this.decoderOf(apiVersion, kind);
+    if (decoder !== undefined && (!this.metadataOnly || full)) {
+      return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
+    }
     // What field 1 is: the registry says for known kinds (null: no metadata); by convention ObjectMeta otherwise.
     const objectMeta = this.decoders.objectMeta;
     let metadataDecoder: ObjectDecoder | null = objectMeta;
     if (decoder === statusDecoder) metadataDecoder = listMetaDecoder;
     else if (decoder !== undefined) metadataDecoder = this.decoders.metadataDecoder(apiVersion, kind) ?? null;
-    if (decoder !== undefined && (!this.metadataOnly || full || metadataDecoder === null)) {
+    if (decoder !== undefined && metadataDecoder === null) {
       return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
     }
     // Partial: metadata now, the bytes for later. A view of a chunk keeps the whole chunk alive (other events too)

@@ -5,14 +5,14 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import type { WatchEvent, WatchEventType } from "../../events.ts";
+import { WATCH_EVENT_TYPES, type WatchEvent, type WatchEventType } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
 import type { FrameOwnership, KubernetesObjectReader } from "./decode_object.ts";
 import { readGoString } from "./runtime/go_string.ts";
 
 const LEN = 2;
 
-const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(WATCH_EVENT_TYPES);
 
 /**
  * The event of one frame (the message without its length prefix), its object read by `objects` (see

@@ -462,7 +462,7 @@ export class Http2FrameDecoder {
     const from = this.#fill; // payload coordinates of input[s]
     const to = from + (e - s);
     const padded = (this.#flags & F_PADDED) !== 0;
-    if (this.#piecePad < 0) this.#piecePad = this.#padLength(input.subarray(s, s + 1), 1, length);
+    if (this.#piecePad < 0) this.#piecePad = this.#padLength(input[s], 1, length);
     const padLength = this.#piecePad;
     // The content is payload[start..length - padLength); this piece covers payload[from..to).
     const lo = Math.max(from, padded ? 1 : 0);
@@ -498,7 +498,7 @@ export class Http2FrameDecoder {
     switch (this.#type) {
       case DATA: {
         const padded = (flags & F_PADDED) !== 0;
-        const padLength = padded ? this.#padLength(p, 1) : 0;
+        const padLength = padded ? this.#padLength(p[0], 1, p.length) : 0;
         const start = padded ? 1 : 0;
         emit({
           type: "DATA",
@@ -517,7 +517,7 @@ export class Http2FrameDecoder {
         const padded = (flags & F_PADDED) !== 0;
         const hasPriority = (flags & F_PRIORITY) !== 0;
         const start = (padded ? 1 : 0) + (hasPriority ? 5 : 0);
-        const padLength = padded ? this.#padLength(p, start) : 0;
+        const padLength = padded ? this.#padLength(p[0], start, p.length) : 0;
         const priority = hasPriority ? this.#priority(p, padded ? 1 : 0) : undefined;
         const fragment = p.subarray(start, length - padLength);
         const endHeaders = (flags & F_END_HEADERS) !== 0;
@@ -567,7 +567,7 @@ export class Http2FrameDecoder {
       case PUSH_PROMISE: {
         const padded = (flags & F_PADDED) !== 0;
         const start = (padded ? 1 : 0) + 4;
-        const padLength = padded ? this.#padLength(p, start) : 0;
+        const padLength = padded ? this.#padLength(p[0], start, p.length) : 0;
         const promisedStreamId = u32(p, start - 4) & 0x7fffffff;
         if (promisedStreamId === 0) {
           throw new DecodeError("FRAME_INVALID", at + start - 4, "PUSH_PROMISE promises stream 0");
@@ -623,10 +623,11 @@ export class Http2FrameDecoder {
     }
   }
 
-  /** The pad length byte of a padded frame at `p[0]`, checked against the `fixed` bytes before the content. */
-  /** The pad length at `p[0]` of a payload of `length` bytes (`p.length` by default) with `fixed` bytes before the content. */
-  #padLength(p: Uint8Array, fixed: number, length = p.length): number {
-    const padLength = p[0];
+  /**
+   * The pad length byte of a padded frame (its payload's first byte), checked against a payload of `length` bytes with
+   * `fixed` bytes before the content.
+   */
+  #padLength(padLength: number, fixed: number, length: number): number {
     if (padLength > length - fixed) {
       throw new DecodeError(
         "FRAME_INVALID",
