@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
 import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
+import { type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, splitAt, streamOf } from "./_util.ts";
 
 const decode = (options: { maxMessageBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
@@ -185,4 +186,53 @@ test("length-prefixed: truncation at every point", async () => {
       }
     }
   }
+});
+
+test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size in one reused buffer", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
+      fc.integer({ min: 0, max: 400 }),
+      (lengths, sizes, reuseUpTo) => {
+        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
+        const input = encodeLengthPrefixed(messages);
+        const chunks: Uint8Array[] = [];
+        for (let at = 0, k = 0; at < input.length; k++) {
+          const n = sizes[k % sizes.length];
+          chunks.push(input.slice(at, at + n));
+          at += n;
+        }
+        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo });
+        const got: { bytes: number[]; ownership: FrameOwnership; buffer: ArrayBufferLike; inChunk: boolean }[] = [];
+        for (const chunk of chunks) {
+          splitter.push(chunk, (data, _flag, _offset, ownership) => {
+            got.push({
+              bytes: Array.from(data),
+              ownership,
+              buffer: data.buffer,
+              inChunk: data.buffer === chunk.buffer,
+            });
+          });
+        }
+        splitter.finish();
+        assert.deepEqual(got.map((g) => g.bytes), messages.map((m) => Array.from(m)));
+        const reused = new Set<ArrayBufferLike>();
+        got.forEach((g, i) => {
+          const spans = !g.inChunk;
+          const expected = !spans ? "chunk" : lengths[i] <= reuseUpTo ? "borrowed" : "own";
+          assert.equal(g.ownership, expected, `frame ${i} (${lengths[i]} bytes)`);
+          if (g.ownership === "own") assert.equal(g.buffer.byteLength, lengths[i], "own: a buffer of exactly its size");
+          if (g.ownership === "borrowed") {
+            reused.add(g.buffer);
+            assert.ok(g.buffer.byteLength >= lengths[i]);
+          }
+        });
+        // Allocated at reuseBufferUpTo (under 64 KiB here), so one buffer serves every such frame.
+        assert.ok(reused.size <= 1, `${reused.size} buffers`);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  assert.throws(() => new FrameSplitter({ flagged: false, reuseBufferUpTo: -1 }), RangeError);
 });

@@ -801,3 +801,22 @@ test("k8s protobuf: in metadata mode, field 1 is decoded as the registry says: O
   assert.deepEqual(status.metadata, { resourceVersion: "77", remainingItemCount: 0 });
   assert.deepEqual(status.decode(), { ...expiredJson, metadata: { resourceVersion: "77", remainingItemCount: 0 } });
 });
+
+test("k8s protobuf watch: full mode assembles spanning frames in a reused buffer, and nothing decoded keeps it", async () => {
+  // Objects of kinds the decoders do not know keep their bytes, and ERROR Statuses decode in full: each frame differs,
+  // every one spans chunks (bytewise), so a kept view of the reused buffer would show a later frame's bytes.
+  const raws = Array.from({ length: 6 }, (_, i) => [...len(1, meta(`t${i}`, String(40 + i), "ns")), ...int(3, i)]);
+  const events = raws.map((raw, i) => watchEvent(i % 2 ? "MODIFIED" : "ADDED", envelope("other.io/v2", "Thing", raw)));
+  const input = framed(...events, ...sequence);
+  const whole = await drain(fused()(streamOf([input])));
+  for (const cutting of [bytewise(input), splitAt(input, [3, 40, 41, 200])]) {
+    const got = await drain(fused()(streamOf(cutting)));
+    assert.equal(got.error, undefined);
+    assert.equal(got.values.length, raws.length + sequence.length);
+    for (let i = 0; i < raws.length; i++) {
+      const object = got.values[i].object as KubernetesProtobufObject;
+      assert.deepEqual(Array.from(object.raw), raws[i], `object ${i}'s bytes`);
+    }
+    assert.deepEqual(JSON.parse(JSON.stringify(got.values)), JSON.parse(JSON.stringify(whole.values)));
+  }
+});

@@ -14,6 +14,7 @@ import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
 import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool } from "./byte_pool.ts";
+import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
  * How objects are decoded: `"full"` (the default) decodes every object of a known kind in full; `"metadata"` decodes
@@ -158,17 +159,8 @@ function lazyObjectMeta(
   return metadata as ObjectMeta;
 }
 
-/**
- * Who may use a frame's bytes besides its decoder, which decides what an object kept as bytes (metadata mode, unknown
- * kinds) holds on to:
- * - `"own"`: a buffer of the frame's own that nothing else uses (the framing's copy of a frame that spanned reads):
- *   kept objects take views of it;
- * - `"chunk"`: part of a stream chunk handed over to the decoder (Web Streams chunks are not written once enqueued):
- *   a kept object takes a view when its bytes are at least a quarter of the chunk's `ArrayBuffer`, so it keeps alive
- *   at most four times its own size, else a copy;
- * - `"borrowed"`: the caller keeps and may reuse the bytes: always a copy.
- */
-export type FrameOwnership = "own" | "chunk" | "borrowed";
+// Who may use a frame's bytes besides its decoder: defined with the framing, which hands frames over.
+export type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /** What a kept view may keep alive, per byte of its own: see {@linkcode FrameOwnership}. */
 const MAX_KEPT_PER_BYTE = 4;

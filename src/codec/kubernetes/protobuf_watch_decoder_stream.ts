@@ -14,6 +14,12 @@ import { KubernetesObjectReader } from "./decode_object.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
+/**
+ * In full mode, frames up to this long that span input chunks are assembled in one buffer the stream reuses (and keeps
+ * while it lives), longer ones each in a buffer of their own.
+ */
+const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
+
 /** Options of {@linkcode KubernetesProtobufWatchDecoderStream}. */
 export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
   /** Largest event (frame without its 4-byte prefix) accepted, checked before it is buffered. Default 16 MiB. */
@@ -25,17 +31,19 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * into typed {@linkcode WatchEvent}s: the length-prefixed framing (4-byte big-endian length, then a
  * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
  * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
- * is copied once into a buffer of its exact length, allocated only after its length has been checked against
- * `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise).
+ * is copied once, after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix
+ * otherwise): in full mode, when it is at most 256 KiB, into a buffer the stream reuses (full decoding keeps nothing of
+ * it), else into a buffer of its exact length.
  *
  * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
  * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
- * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes holds a
- * view of its frame when the frame had to be copied anyway, a view of the input chunk when its bytes are at least a
- * quarter of the chunk's `ArrayBuffer` (so it keeps alive at most four times its size; chunks are not to be written
- * once enqueued, as Web Streams have it), else a copy of its own bytes (up to 8 KiB in a 32 KiB block shared with
- * other small copies, as Node's `Buffer` pool does).
+ * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes (metadata
+ * mode, or a kind the decoders do not know) holds a view of its frame when the frame was copied into a buffer of its
+ * own, a view of the input chunk when its bytes are at least a quarter of the chunk's `ArrayBuffer` (so it keeps alive
+ * at most four times its size; chunks are not to be written once enqueued, as Web Streams have it), else (the reused
+ * buffer included) a copy of its own bytes (up to 8 KiB in a 32 KiB block shared with other small copies, as Node's
+ * `Buffer` pool does).
  *
  * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
  * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a
@@ -56,8 +64,14 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
 export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufWatchOptions = {}) {
-    const splitter = new FrameSplitter({ flagged: false, maxMessageBytes: options.maxEventBytes });
     const objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
+    const splitter = new FrameSplitter({
+      flagged: false,
+      maxMessageBytes: options.maxEventBytes,
+      // Full decoding keeps nothing of a frame's bytes (objects of unknown kinds copy theirs): frames that span reads
+      // can be assembled in one reused buffer. Metadata mode keeps objects as views of their frames.
+      reuseBufferUpTo: objects.metadataOnly ? 0 : REUSED_FRAME_BUFFER_BYTES,
+    });
     // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
     const head = new Uint8Array(4);
     let headHave = 0;
@@ -69,9 +83,10 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
           headHave += take.length;
         }
         try {
-          // The framing's own copy of a frame that spanned reads, or a view of this chunk (handed over to us).
-          splitter.push(chunk, (frame, _flag, offset, copied) => {
-            emit(decodeWatchEventFrame(objects, frame, offset + 4, copied ? "own" : "chunk") as WatchEvent<T>);
+          // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or (full
+          // mode) its reused buffer.
+          splitter.push(chunk, (frame, _flag, offset, ownership) => {
+            emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership) as WatchEvent<T>);
           });
         } catch (error) {
           if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(head)) {
