@@ -535,12 +535,30 @@ test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of a
   const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata" }) as unknown as KubernetesProtobufObject;
   assert.notEqual(lent.raw.buffer, bigBytes.buffer);
   assert.equal(lent.raw.buffer.byteLength, lent.raw.length);
-  // Frames that span chunks are copied once by the framing: the object keeps a view of that frame only.
-  const single = await drain(fused({ mode: "metadata" })(streamOf(bytewise(input))));
-  for (let i = 0; i < 4; i++) {
+  // Frames that span chunks: a small one (<= 8 KiB) is assembled in the framing's reused buffer and its object copies
+  // its bytes into a shared block; a larger one is copied once by the framing and its object keeps a view of that
+  // frame only. Every object stays intact while later frames go through the reused buffer.
+  const reference = (await drain(fused({})(streamOf([framed(...sequence)])))).values;
+  const bigEvent = watchEvent("ADDED", big);
+  const mixed = framed(...sequence, bigEvent, ...sequence, bigEvent);
+  const single = await drain(fused({ mode: "metadata" })(streamOf(bytewise(mixed))));
+  assert.equal(single.error, undefined);
+  const blocksOfSmall = new Set<ArrayBufferLike>();
+  for (let i = 0; i < single.values.length; i++) {
     const o = single.values[i].object as KubernetesProtobufObject;
-    assert.equal(o.raw.buffer.byteLength, sequence[i].length, "a view of its own frame");
+    const k = i % (sequence.length + 1);
+    if (k === 4) {
+      assert.deepEqual(o, reference[4].object, "the ERROR's Status, decoded in full");
+    } else if (k < 4) {
+      blocksOfSmall.add(o.raw.buffer);
+      assert.ok(o.raw.buffer.byteLength <= 32 * 1024, "a small object: a copy in a shared block");
+      assert.deepEqual(o.decode(), reference[k].object, `object ${i}`);
+    } else {
+      assert.equal(o.raw.buffer.byteLength, bigEvent.length, "a large one: a view of its own frame");
+      assert.deepEqual(o.metadata, { name: "big", resourceVersion: "9" });
+    }
   }
+  assert.equal(blocksOfSmall.size, 1, "the small copies share a block");
 });
 
 test("k8s protobuf watch: a lazy object's decoding fault has its offset in the stream", async () => {

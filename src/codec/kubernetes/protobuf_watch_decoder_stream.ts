@@ -9,6 +9,7 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
+import { POOL_MAX_COPY_BYTES } from "./byte_pool.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
 import { KubernetesObjectReader } from "./decode_object.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
@@ -32,8 +33,8 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
  * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
  * is copied once, after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix
- * otherwise): in full mode, when it is at most 256 KiB, into a buffer the stream reuses (full decoding keeps nothing of
- * it), else into a buffer of its exact length.
+ * otherwise): into a buffer the stream reuses when it is at most 256 KiB in full mode (full decoding keeps nothing of
+ * it) or 8 KiB in metadata mode (its object copies its bytes), else into a buffer of its exact length.
  *
  * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
  * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
@@ -69,8 +70,9 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
       flagged: false,
       maxMessageBytes: options.maxEventBytes,
       // Full decoding keeps nothing of a frame's bytes (objects of unknown kinds copy theirs): frames that span reads
-      // can be assembled in one reused buffer. Metadata mode keeps objects as views of their frames.
-      reuseBufferUpTo: objects.metadataOnly ? 0 : REUSED_FRAME_BUFFER_BYTES,
+      // can be assembled in one reused buffer. Metadata mode keeps each object's bytes: a small one (up to 8 KiB) as
+      // a copy in a shared block, cheaper than a buffer of its own; larger ones as views of their frames' own buffers.
+      reuseBufferUpTo: objects.metadataOnly ? POOL_MAX_COPY_BYTES : REUSED_FRAME_BUFFER_BYTES,
     });
     // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
     const head = new Uint8Array(4);
