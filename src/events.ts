@@ -99,7 +99,20 @@ export interface Status {
   code?: number;
 }
 
-/** The annotation a BOOKMARK carries at the end of the initial events of a `sendInitialEvents` watch. */
+/**
+ * The annotation a BOOKMARK carries at the end of the initial events of a `sendInitialEvents` watch.
+ *
+ * @example
+ * ```ts
+ * import { INITIAL_EVENTS_END_ANNOTATION, type WatchEvent } from "watchwire";
+ *
+ * const event: WatchEvent = {
+ *   type: "BOOKMARK",
+ *   object: { metadata: { resourceVersion: "42", annotations: { [INITIAL_EVENTS_END_ANNOTATION]: "true" } } },
+ * };
+ * console.log(event.type === "BOOKMARK" && event.object.metadata.annotations?.[INITIAL_EVENTS_END_ANNOTATION]); // true
+ * ```
+ */
 export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end";
 
 /** The object of a BOOKMARK event: only its resourceVersion (and a few annotations) is meaningful. */

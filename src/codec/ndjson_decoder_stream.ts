@@ -18,7 +18,17 @@ export interface NdjsonDecoderOptions<T> {
   map?: (value: unknown) => T;
 }
 
-/** client-go's limit on one watch event line. */
+/**
+ * client-go's limit on one watch event line.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_LINE_BYTES, NdjsonDecoderStream } from "watchwire";
+ *
+ * console.log(DEFAULT_MAX_LINE_BYTES); // 16777216
+ * const stream = new NdjsonDecoderStream({ maxLineBytes: 4 * DEFAULT_MAX_LINE_BYTES });
+ * ```
+ */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const LF = 10;
@@ -53,6 +63,19 @@ export class NdjsonDecoderStream<T = unknown> extends DecoderStream<Uint8Array, 
 /**
  * The line splitting and parsing behind {@linkcode NdjsonDecoderStream}, usable without a stream (e.g. inside a
  * transport decoder that already holds the bytes).
+ *
+ * @example
+ * ```ts
+ * import { NdjsonLineParser } from "watchwire";
+ *
+ * const parser = new NdjsonLineParser();
+ * const values: unknown[] = [];
+ * const bytes = new TextEncoder().encode('{"a":1}\n{"b"');
+ * parser.push(bytes, (v) => values.push(v));
+ * parser.push(new TextEncoder().encode(':2}\n'), (v) => values.push(v));
+ * parser.finish((v) => values.push(v));
+ * console.log(values); // [ { a: 1 }, { b: 2 } ]
+ * ```
  */
 export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, T> {
   readonly #max: number;

@@ -6,7 +6,17 @@
  */
 import { DecodeError } from "../errors.ts";
 
-/** The default limit on one message: 16 MiB, as the JSON line limit (client-go's watch decoder). */
+/**
+ * The default limit on one message: 16 MiB, as the JSON line limit (client-go's watch decoder).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_MESSAGE_BYTES, LengthPrefixedDecoderStream } from "watchwire";
+ *
+ * const frames = new LengthPrefixedDecoderStream({ maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES / 4 });
+ * console.log(DEFAULT_MAX_MESSAGE_BYTES); // 16777216
+ * ```
+ */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** The largest length a 4-byte prefix can announce (4 GiB - 1). */

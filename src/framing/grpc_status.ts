@@ -14,7 +14,16 @@ export interface GrpcStatus {
   message: string;
 }
 
-/** The gRPC status codes by number (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+/**
+ * The gRPC status codes by number (https://grpc.github.io/grpc/core/md_doc_statuscodes.html).
+ *
+ * @example
+ * ```ts
+ * import { GRPC_STATUS_NAMES } from "watchwire";
+ *
+ * console.log(GRPC_STATUS_NAMES[14]); // "UNAVAILABLE"
+ * ```
+ */
 export const GRPC_STATUS_NAMES = [
   "OK",
   "CANCELLED",

@@ -66,7 +66,17 @@ export function fieldValues(fields: FieldList, name: string): string[] {
   return out;
 }
 
-/** A web `Headers` holding `fields` (repeated fields combined as `Headers` does). */
+/**
+ * A web `Headers` holding `fields` (repeated fields combined as `Headers` does).
+ *
+ * @example
+ * ```ts
+ * import { toHeaders } from "watchwire";
+ *
+ * const headers = toHeaders([["content-type", "application/json"], ["vary", "a"], ["vary", "b"]]);
+ * console.log(headers.get("vary")); // "a, b"
+ * ```
+ */
 export function toHeaders(fields: FieldList): Headers {
   const headers = new Headers();
   for (const [name, value] of fields) headers.append(name, value);

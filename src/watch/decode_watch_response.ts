@@ -67,6 +67,13 @@ export const KUBERNETES_PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protob
 /**
  * The codecs watchwire has built in, by media type essence: JSON (an absent Content-Type is read as JSON) and
  * Kubernetes protobuf watches.
+ *
+ * @example
+ * ```ts
+ * import { BUILTIN_WATCH_CODECS } from "watchwire";
+ *
+ * console.log(Object.keys(BUILTIN_WATCH_CODECS)); // [ "application/json", "", "application/vnd.kubernetes.protobuf" ] ("": no Content-Type)
+ * ```
  */
 export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = {
   "application/json": jsonCodec,

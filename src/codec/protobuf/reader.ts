@@ -7,7 +7,17 @@
 import type { DecodeError } from "../../errors.ts";
 import { ProtobufCursor } from "./cursor.ts";
 
-/** Protobuf wire types (the low 3 bits of a tag). Groups (3 and 4) are deprecated and rejected by the reader. */
+/**
+ * Protobuf wire types (the low 3 bits of a tag). Groups (3 and 4) are deprecated and rejected by the reader.
+ *
+ * @example
+ * ```ts
+ * import { ProtobufWireType } from "watchwire";
+ *
+ * const tag = 0x12; // field 2, length-delimited
+ * console.log(tag >>> 3, (tag & 7) === ProtobufWireType.LEN); // 2 true
+ * ```
+ */
 export const ProtobufWireType = {
   VARINT: 0,
   I64: 1,

@@ -82,7 +82,34 @@ export interface Http2StreamEnd {
   error?: unknown;
 }
 
-/** The error a body fails with when its stream is reset (with a code other than NO_ERROR) or cut off by GOAWAY. */
+/**
+ * The error a body fails with when its stream is reset (with a code other than NO_ERROR) or cut off by GOAWAY.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2ConnectionDecoderStream, Http2ErrorCode, Http2StreamError } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, fragment: Uint8Array.of(0x88), endHeaders: true }, // :status 200
+ *   { type: "DATA", streamId: 1, data: new TextEncoder().encode("{}") },
+ *   { type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.CANCEL },
+ * ]);
+ * const connection = new ReadableStream<Uint8Array>({
+ *   start(controller) {
+ *     controller.enqueue(bytes);
+ *     controller.close();
+ *   },
+ * });
+ * for await (const message of connection.pipeThrough(new Http2ConnectionDecoderStream())) {
+ *   try {
+ *     await new Response(message.body).text();
+ *   } catch (error) {
+ *     if (error instanceof Http2StreamError) console.log(error.reason, error.errorCode); // reset 8
+ *   }
+ * }
+ * ```
+ */
 export class Http2StreamError extends Error {
   /** The stream. */
   readonly streamId: number;

@@ -202,7 +202,17 @@ export function encodeHttp2Frame(frame: Http2FrameInit): Uint8Array {
   return out;
 }
 
-/** Encodes frames one after another into one byte array, optionally after the client preface. */
+/**
+ * Encodes frames one after another into one byte array, optionally after the client preface.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frames([{ type: "SETTINGS", streamId: 0, parameters: [] }], { preface: true });
+ * console.log(bytes.length); // 33: the 24-byte preface and an empty SETTINGS frame
+ * ```
+ */
 export function encodeHttp2Frames(frames: Iterable<Http2FrameInit>, options: { preface?: boolean } = {}): Uint8Array {
   const parts = [...frames].map(encodeHttp2Frame);
   if (options.preface) parts.unshift(new TextEncoder().encode(HTTP2_CLIENT_PREFACE));

@@ -6,19 +6,67 @@
  * @module
  */
 
-/** The 24-byte client connection preface (RFC 9113 §3.4) that opens the client-to-server direction. */
+/**
+ * The 24-byte client connection preface (RFC 9113 §3.4) that opens the client-to-server direction.
+ *
+ * @example
+ * ```ts
+ * import { HTTP2_CLIENT_PREFACE } from "watchwire";
+ *
+ * const capture = new TextEncoder().encode(HTTP2_CLIENT_PREFACE + "...");
+ * console.log(new TextDecoder().decode(capture.subarray(0, 24)) === HTTP2_CLIENT_PREFACE); // true
+ * ```
+ */
 export const HTTP2_CLIENT_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/** Length of an HTTP/2 frame header: 24-bit length, 8-bit type, 8-bit flags, 1 reserved bit and a 31-bit stream id. */
+/**
+ * Length of an HTTP/2 frame header: 24-bit length, 8-bit type, 8-bit flags, 1 reserved bit and a 31-bit stream id.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, HTTP2_FRAME_HEADER_LENGTH } from "watchwire";
+ *
+ * const frame = encodeHttp2Frame({ type: "PING", streamId: 0, opaqueData: new Uint8Array(8) });
+ * console.log(frame.length - HTTP2_FRAME_HEADER_LENGTH); // 8
+ * ```
+ */
 export const HTTP2_FRAME_HEADER_LENGTH = 9;
 
-/** The initial SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2): the largest payload a peer may send until told otherwise. */
+/**
+ * The initial SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2): the largest payload a peer may send until told otherwise.
+ *
+ * @example
+ * ```ts
+ * import { HTTP2_DEFAULT_MAX_FRAME_SIZE } from "watchwire";
+ *
+ * console.log(HTTP2_DEFAULT_MAX_FRAME_SIZE); // 16384
+ * ```
+ */
 export const HTTP2_DEFAULT_MAX_FRAME_SIZE = 16384;
 
-/** The largest SETTINGS_MAX_FRAME_SIZE a peer may announce (2^24 - 1, the frame header's length field maximum). */
+/**
+ * The largest SETTINGS_MAX_FRAME_SIZE a peer may announce (2^24 - 1, the frame header's length field maximum).
+ *
+ * @example
+ * ```ts
+ * import { HTTP2_MAX_FRAME_SIZE_LIMIT } from "watchwire";
+ *
+ * console.log(HTTP2_MAX_FRAME_SIZE_LIMIT === 2 ** 24 - 1); // true
+ * ```
+ */
 export const HTTP2_MAX_FRAME_SIZE_LIMIT = 16777215;
 
-/** The frame type codes defined by RFC 9113 §6. Any other code is an extension frame ({@linkcode Http2UnknownFrame}). */
+/**
+ * The frame type codes defined by RFC 9113 §6. Any other code is an extension frame ({@linkcode Http2UnknownFrame}).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameType } from "watchwire";
+ *
+ * const frame = encodeHttp2Frame({ type: "SETTINGS", streamId: 0, parameters: [] });
+ * console.log(frame[3] === Http2FrameType.SETTINGS); // true
+ * ```
+ */
 export const Http2FrameType = {
   DATA: 0x0,
   HEADERS: 0x1,
@@ -38,6 +86,14 @@ export type Http2FrameTypeName = keyof typeof Http2FrameType;
 /**
  * Frame flag bits (RFC 9113 §6). A bit means something only for the frame types that define it: `ACK` (SETTINGS,
  * PING) shares its bit with `END_STREAM` (DATA, HEADERS).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2Flag } from "watchwire";
+ *
+ * const data = encodeHttp2Frame({ type: "DATA", streamId: 1, endStream: true, data: new Uint8Array(0) });
+ * console.log((data[4] & Http2Flag.END_STREAM) !== 0); // true
+ * ```
  */
 export const Http2Flag = {
   /** DATA, HEADERS: the last frame the sender sends on the stream. */
@@ -52,7 +108,17 @@ export const Http2Flag = {
   PRIORITY: 0x20,
 } as const;
 
-/** Error codes of RST_STREAM and GOAWAY frames (RFC 9113 §7). Unknown codes may occur and carry no special meaning. */
+/**
+ * Error codes of RST_STREAM and GOAWAY frames (RFC 9113 §7). Unknown codes may occur and carry no special meaning.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2ErrorCode } from "watchwire";
+ *
+ * const reset = encodeHttp2Frame({ type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.CANCEL });
+ * console.log(reset.at(-1)); // 8
+ * ```
+ */
 export const Http2ErrorCode = {
   NO_ERROR: 0x0,
   PROTOCOL_ERROR: 0x1,
@@ -73,6 +139,18 @@ export const Http2ErrorCode = {
 /**
  * SETTINGS parameter identifiers: RFC 9113 §6.5.2, ENABLE_CONNECT_PROTOCOL (RFC 8441) and NO_RFC7540_PRIORITIES
  * (RFC 9218). Unknown identifiers must be ignored; they stay in {@linkcode Http2SettingsFrame.parameters}.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2SettingId } from "watchwire";
+ *
+ * const settings = encodeHttp2Frame({
+ *   type: "SETTINGS",
+ *   streamId: 0,
+ *   parameters: [[Http2SettingId.MAX_FRAME_SIZE, 65536]],
+ * });
+ * console.log(settings.length); // 15: a 9-byte header and one 6-byte parameter
+ * ```
  */
 export const Http2SettingId = {
   HEADER_TABLE_SIZE: 0x1,
