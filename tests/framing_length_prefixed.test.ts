@@ -194,7 +194,8 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
       fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
       fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
       fc.integer({ min: 0, max: 400 }),
-      (lengths, sizes, reuseUpTo) => {
+      fc.integer({ min: 300, max: 500 }),
+      (lengths, sizes, reuseUpTo, maxMessageBytes) => {
         const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
         const input = encodeLengthPrefixed(messages);
         const chunks: Uint8Array[] = [];
@@ -203,7 +204,7 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
           chunks.push(input.slice(at, at + n));
           at += n;
         }
-        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo });
+        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxMessageBytes });
         const got: { bytes: number[]; ownership: FrameOwnership; buffer: ArrayBufferLike; inChunk: boolean }[] = [];
         for (const chunk of chunks) {
           splitter.push(chunk, (data, _flag, _offset, ownership) => {
@@ -220,15 +221,16 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
         const reused = new Set<ArrayBufferLike>();
         got.forEach((g, i) => {
           const spans = !g.inChunk;
-          const expected = !spans ? "chunk" : lengths[i] <= reuseUpTo ? "borrowed" : "own";
+          const expected = !spans ? "chunk" : lengths[i] <= Math.min(reuseUpTo, maxMessageBytes) ? "borrowed" : "own";
           assert.equal(g.ownership, expected, `frame ${i} (${lengths[i]} bytes)`);
           if (g.ownership === "own") assert.equal(g.buffer.byteLength, lengths[i], "own: a buffer of exactly its size");
           if (g.ownership === "borrowed") {
             reused.add(g.buffer);
             assert.ok(g.buffer.byteLength >= lengths[i]);
+            assert.ok(g.buffer.byteLength <= maxMessageBytes, "the reused buffer is never longer than a frame may be");
           }
         });
-        // Allocated at reuseBufferUpTo (under 64 KiB here), so one buffer serves every such frame.
+        // Allocated at reuseBufferUpTo or the frame limit (under 64 KiB here), so one buffer serves every such frame.
         assert.ok(reused.size <= 1, `${reused.size} buffers`);
       },
     ),

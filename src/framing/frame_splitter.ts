@@ -35,7 +35,8 @@ export interface FrameSplitterOptions {
    * frame that spans chunks and is at most this long is assembled in one buffer reused from frame to frame, and handed
    * on as `"borrowed"`. A fresh buffer per frame costs more than copying into it (3-8 us for 32 KB in V8, measured),
    * and most frames of a few tens of KB span reads of 64 KiB. Default 0: each spanning frame gets a buffer of its own.
-   * The reused buffer lives as long as the splitter and is as long as the longest such frame (at least 64 KiB).
+   * The reused buffer lives as long as the splitter and is as long as the longest such frame (at least 64 KiB, or the
+   * smaller of this option and `maxMessageBytes`: it never exceeds either).
    */
   reuseBufferUpTo?: number | undefined;
 }
@@ -102,7 +103,8 @@ export class FrameSplitter {
     if (!Number.isSafeInteger(reuseUpTo) || reuseUpTo < 0) {
       throw new RangeError(`reuseBufferUpTo must be a non-negative integer, not ${reuseUpTo}`);
     }
-    this.#reuseUpTo = reuseUpTo;
+    // Never above the frame limit: the reused buffer is never larger than a frame may be.
+    this.#reuseUpTo = Math.min(reuseUpTo, max);
   }
 
   /** Bytes consumed so far. */
