@@ -55,7 +55,8 @@ Decodes what a Kubernetes (or etcd) watch client received and prints its events.
 FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
-preface; one watch per stream, in the order the streams started), or a bare watch body
+preface; one watch per stream, in the order the streams started; gzip and deflate bodies decoded), or a
+bare watch body
 (newline-delimited JSON, or a Kubernetes protobuf watch: detected by its first frame).
 
   -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a

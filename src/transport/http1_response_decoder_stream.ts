@@ -7,8 +7,8 @@ import { DecodeError } from "../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
-import { type FieldList, fieldValues, toHeaders } from "./field_line.ts";
-import { GunzipStream } from "./gunzip_stream.ts";
+import { type FieldList, toHeaders } from "./field_line.ts";
+import { removeContentCoding } from "./content_coding.ts";
 import { type Http1BodyFraming, parseHead } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
 
@@ -239,19 +239,10 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     const segments = this.#segments;
     const bodyStart = this.#bodyStart;
 
-    const coding = head.framing === "none"
-      ? ""
-      : fieldValues(head.headers, "content-encoding").join(",").trim().toLowerCase();
-    const decompress = this.#options.decompress ?? true;
-    let body = feed.stream;
-    let decoded: string | undefined;
-    if (decompress && (coding === "gzip" || coding === "x-gzip")) {
-      body = body.pipeThrough(new GunzipStream());
-      decoded = "gzip";
-    } else if (decompress && coding === "deflate") {
-      body = body.pipeThrough(new DecompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>);
-      decoded = "deflate";
-    }
+    const decompress = (this.#options.decompress ?? true) && head.framing !== "none";
+    const { body, decoded } = decompress
+      ? removeContentCoding(head.headers, feed.stream)
+      : { body: feed.stream, decoded: undefined };
     const response: Http1Response = {
       index,
       offset,

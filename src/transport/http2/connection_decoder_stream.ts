@@ -7,6 +7,7 @@
 import { DecodeError } from "../../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../../streams/decoder_stream.ts";
 import { BodyFeed } from "../body_feed.ts";
+import { removeContentCoding } from "../content_coding.ts";
 import { type FieldList, toHeaders } from "../field_line.ts";
 import { HpackDecoder } from "../hpack/hpack_decoder.ts";
 import { Http2FrameDecoder } from "./frame_decoder.ts";
@@ -160,8 +161,9 @@ export interface Http2Message {
   /** Resolves when the stream ends, with how. */
   end: Promise<Http2StreamEnd>;
   /**
-   * A `fetch` {@linkcode Response} with `:status`, the other header fields and the body. Throws a `RangeError` when the
-   * headers are missing, have no valid `:status`, or the status is 1xx.
+   * A `fetch` {@linkcode Response} with `:status`, the other header fields and the body, as `fetch` would give it: a
+   * `content-encoding` of gzip (x-gzip) or deflate is removed, the body decoded (`body` above stays as it came). Throws a
+   * `RangeError` when the headers are missing, have no valid `:status`, or the status is 1xx.
    */
   toResponse(): Response;
 }
@@ -598,7 +600,10 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   }
 }
 
-/** A `Response` from a decoded header list (pseudo-header fields removed) and a body. */
+/**
+ * A `Response` from a decoded header list (pseudo-header fields removed) and a body, as `fetch` gives it: a gzip or
+ * deflate content coding removed (and with it `content-encoding` and `content-length`).
+ */
 function toResponse(id: number, headers: FieldList, body: ReadableStream<Uint8Array>): Response {
   const status = headers.find(([name]) => name === ":status")?.[1];
   if (status === undefined || !/^[1-5][0-9][0-9]$/.test(status)) {
@@ -606,8 +611,12 @@ function toResponse(id: number, headers: FieldList, body: ReadableStream<Uint8Ar
   }
   const code = Number(status);
   if (code < 200) throw new RangeError(`a ${code} response cannot be a fetch Response`);
-  const fields = toHeaders(headers.filter(([name]) => !name.startsWith(":")));
   const nullBody = code === 204 || code === 205 || code === 304;
   if (nullBody) body.cancel().catch(() => {});
-  return new Response(nullBody ? null : body, { status: code, headers: fields });
+  const content = nullBody ? { body: null, decoded: undefined } : removeContentCoding(headers, body);
+  const fields = toHeaders(headers.filter(([name]) => {
+    if (name.startsWith(":")) return false;
+    return content.decoded === undefined || (name !== "content-encoding" && name !== "content-length");
+  }));
+  return new Response(content.body, { status: code, headers: fields });
 }

@@ -1,0 +1,38 @@
+/**
+ * {@linkcode removeContentCoding}: a response body with its gzip or deflate `Content-Encoding` removed, as `fetch`
+ * gives it.
+ *
+ * @module
+ */
+import { type FieldList, fieldValues } from "./field_line.ts";
+import { GunzipStream } from "./gunzip_stream.ts";
+
+/** A body and the content coding removed from it (`"gzip"`, `"deflate"`), or `undefined` when none was. */
+export interface ContentDecodedBody {
+  body: ReadableStream<Uint8Array>;
+  decoded: "gzip" | "deflate" | undefined;
+}
+
+/**
+ * Removes the content coding that `headers` (lower-cased names) declare from `body` when it is `gzip` (or `x-gzip`:
+ * multi-member gzip too, through {@linkcode GunzipStream}) or `deflate` (zlib, through `DecompressionStream`); any other
+ * coding, or several, leaves the body as it is (`decoded` undefined), as the header then still says what it holds.
+ *
+ * @example
+ * ```ts
+ * import { removeContentCoding } from "watchwire";
+ *
+ * const gzipped = new Blob(["{}\n"]).stream().pipeThrough(new CompressionStream("gzip"));
+ * const { body, decoded } = removeContentCoding([["content-encoding", "gzip"]], gzipped);
+ * console.log(decoded, await new Response(body).text()); // gzip {}
+ * ```
+ */
+export function removeContentCoding(headers: FieldList, body: ReadableStream<Uint8Array>): ContentDecodedBody {
+  const coding = fieldValues(headers, "content-encoding").join(",").trim().toLowerCase();
+  if (coding === "gzip" || coding === "x-gzip") return { body: body.pipeThrough(new GunzipStream()), decoded: "gzip" };
+  if (coding === "deflate") {
+    const inflate = new DecompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>;
+    return { body: body.pipeThrough(inflate), decoded: "deflate" };
+  }
+  return { body, decoded: undefined };
+}
