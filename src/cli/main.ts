@@ -56,8 +56,7 @@ FILE (or - for standard input) is either the raw server-to-client bytes of an HT
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
 preface; one watch per stream, in the order the streams started; gzip and deflate bodies decoded), or a
-bare watch body
-(newline-delimited JSON, or a Kubernetes protobuf watch: detected by its first frame).
+bare watch body (newline-delimited JSON, or a Kubernetes protobuf watch: detected by its first frame).
 
   -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a
                               terminal), or a table: type, kind, namespace/name, resourceVersion
