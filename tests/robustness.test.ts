@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import * as zlib from "node:zlib";
 import fc from "fast-check";
 import {
   ChunkedDecoderStream,
@@ -14,6 +15,7 @@ import {
   GrpcMessageDecoderStream,
   Http1ResponseDecoderStream,
   Http2ConnectionDecoderStream,
+  InflateStream,
   JsonWatchEventDecoderStream,
   KubernetesProtobufObject,
   KubernetesProtobufWatchDecoderStream,
@@ -21,7 +23,7 @@ import {
   MsgpackEventEncoderStream,
   runCli,
 } from "../mod.ts";
-import { drain, splitAt, streamOf } from "./_util.ts";
+import { drain, splitAt, streamOf, utf8 } from "./_util.ts";
 
 const fixture = (path: string) => new Uint8Array(readFileSync(new URL(`../fixtures/${path}`, import.meta.url)));
 
@@ -106,6 +108,10 @@ const PIPELINES: {
   name: string;
   seed: string;
   body?: boolean;
+  /** The seed compressed with node:zlib's deflate (a zlib stream), after `prepare`. */
+  deflate?: boolean;
+  /** Makes the input from the seed file. */
+  prepare?: (seed: Uint8Array) => Uint8Array;
   decode: (input: ReadableStream<Uint8Array>) => ReadableStream<unknown>;
 }[] = [
   {
@@ -141,6 +147,18 @@ const PIPELINES: {
     decode: (s) => s.pipeThrough(new Http2ConnectionDecoderStream()),
   },
   {
+    name: "deflate body (node:zlib over the node:http watch's events) to JSON watch events",
+    seed: "node-http-watch.events.ndjson",
+    // The events the node:http server sent (one per line of the fixture), as an NDJSON watch body.
+    prepare: (seed) =>
+      utf8(
+        new TextDecoder().decode(seed).split("\n").filter((l) => l !== "")
+          .map((l) => JSON.stringify(JSON.parse(l).event) + "\n").join(""),
+      ),
+    deflate: true,
+    decode: (s) => s.pipeThrough(new InflateStream()).pipeThrough(new JsonWatchEventDecoderStream()),
+  },
+  {
     name: "gRPC messages to etcd watch responses",
     seed: "etcd-watch.s2c.bin",
     decode: (s) =>
@@ -168,9 +186,11 @@ function bodyOf(capture: Uint8Array): Uint8Array {
   return capture.subarray(start, end);
 }
 
-for (const { name, seed, body, decode } of PIPELINES) {
+for (const { name, seed, body, deflate, prepare, decode } of PIPELINES) {
   test(`robustness: ${name}: damaged input decodes or fails with a DecodeError inside it, never hangs`, async () => {
-    const original = body ? bodyOf(fixture(seed)) : fixture(seed);
+    const file = body ? bodyOf(fixture(seed)) : fixture(seed);
+    const read = prepare === undefined ? file : prepare(file);
+    const original = deflate ? new Uint8Array(zlib.deflateSync(read)) : read;
     assert.equal(await drainDeep(decode(streamOf([original]))), undefined, "the undamaged seed decodes");
     let faults = 0;
     await fc.assert(

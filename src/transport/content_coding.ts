@@ -6,6 +6,7 @@
  */
 import { type FieldList, fieldValues } from "./field_line.ts";
 import { GunzipStream } from "./gunzip_stream.ts";
+import { InflateStream } from "./inflate_stream.ts";
 
 /** A body and the content coding removed from it (`"gzip"`, `"deflate"`), or `undefined` when none was. */
 export interface ContentDecodedBody {
@@ -15,7 +16,8 @@ export interface ContentDecodedBody {
 
 /**
  * Removes the content coding that `headers` (lower-cased names) declare from `body` when it is `gzip` (or `x-gzip`:
- * multi-member gzip too, through {@linkcode GunzipStream}) or `deflate` (zlib, through `DecompressionStream`); any other
+ * multi-member gzip too, through {@linkcode GunzipStream}) or `deflate` (zlib or raw DEFLATE, through
+ * {@linkcode InflateStream}); any other
  * coding, or several, leaves the body as it is (`decoded` undefined), as the header then still says what it holds.
  *
  * @example
@@ -30,9 +32,6 @@ export interface ContentDecodedBody {
 export function removeContentCoding(headers: FieldList, body: ReadableStream<Uint8Array>): ContentDecodedBody {
   const coding = fieldValues(headers, "content-encoding").join(",").trim().toLowerCase();
   if (coding === "gzip" || coding === "x-gzip") return { body: body.pipeThrough(new GunzipStream()), decoded: "gzip" };
-  if (coding === "deflate") {
-    const inflate = new DecompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>;
-    return { body: body.pipeThrough(inflate), decoded: "deflate" };
-  }
+  if (coding === "deflate") return { body: body.pipeThrough(new InflateStream()), decoded: "deflate" };
   return { body, decoded: undefined };
 }
