@@ -22,6 +22,26 @@ export function streamOf<T>(chunks: Iterable<T>): ReadableStream<T> {
   }, { highWaterMark: 0 });
 }
 
+/** A stream that yields `chunks`, then never ends (so a decoder that waits for more input hangs). */
+export function endless(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (next < chunks.length) controller.enqueue(chunks[next++]);
+      else return new Promise(() => {});
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** `promise`, or a rejection naming `what` if it has not settled within `ms` (a hang). */
+export function within<T>(promise: Promise<T>, ms: number, what = "the result"): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms (a hang)`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** Everything `stream` yields, then how it ended: `error` is what it failed with, if it failed. */
 export async function drain<T>(stream: ReadableStream<T>): Promise<{ values: T[]; error: unknown }> {
   const values: T[] = [];

@@ -6,7 +6,7 @@ import { DecodeError } from "../src/errors.ts";
 import { type GrpcMessage, GrpcMessageDecoderStream } from "../src/framing/grpc_message_stream.ts";
 import { encodeGrpcMessages } from "../src/framing/encode.ts";
 import { parseGrpcStatus } from "../src/framing/grpc_status.ts";
-import { assertSplitInvariant, bytewise, concat, drain, splitAt, streamOf, utf8 } from "./_util.ts";
+import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, utf8, within } from "./_util.ts";
 
 type Options = ConstructorParameters<typeof GrpcMessageDecoderStream>[0];
 const decode = (options: Options = {}) => (source: ReadableStream<Uint8Array>) =>
@@ -21,24 +21,6 @@ function frame(flag: number, data: ArrayLike<number>): Uint8Array {
 const gz = (data: Uint8Array) => new Uint8Array(gzipSync(data));
 const plain = (values: GrpcMessage[]) =>
   values.map(({ compressed, data, offset }) => ({ compressed, data: Array.from(data), offset }));
-
-function endless(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let next = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (next < chunks.length) controller.enqueue(chunks[next++]);
-      else return new Promise(() => {});
-    },
-  }, { highWaterMark: 0 });
-}
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no result within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 function assertDecodeError(error: unknown, code: string, offset: number): void {
   assert.ok(error instanceof DecodeError, `expected a DecodeError, got ${error}`);

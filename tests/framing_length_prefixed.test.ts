@@ -5,7 +5,7 @@ import { DecodeError } from "../src/errors.ts";
 import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
 import { type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
-import { assertSplitInvariant, bytewise, concat, drain, splitAt, streamOf } from "./_util.ts";
+import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";
 
 const decode = (options: { maxMessageBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
   source.pipeThrough(new LengthPrefixedDecoderStream(options));
@@ -20,25 +20,6 @@ function wire(...frames: number[][]): Uint8Array {
 }
 
 const plain = (values: Uint8Array[]) => values.map((v) => Array.from(v));
-
-/** A stream that yields `chunks`, then never ends (so a decoder that waits for more input hangs). */
-function endless(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let next = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (next < chunks.length) controller.enqueue(chunks[next++]);
-      else return new Promise(() => {});
-    },
-  }, { highWaterMark: 0 });
-}
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no result within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 test("length-prefixed: hand-made frames, incl. empty ones", async () => {
   const input = wire([0x61, 0x62, 0x63], [], [0xff], []);

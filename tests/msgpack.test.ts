@@ -25,6 +25,7 @@ import {
   concat,
   currentRuntime,
   drain,
+  endless,
   errorKey,
   runWithoutCodegen,
   streamOf,
@@ -386,17 +387,6 @@ test("msgpack: truncated anywhere: the complete events, then TRUNCATED at the fr
     assert.deepStrictEqual(values, events.slice(0, Math.max(0, complete - 1)), `cut at ${cut}`);
   }
 });
-
-/** A stream that yields `chunks`, then never ends: a decoder that waits for more input would hang. */
-function endless(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let next = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (next < chunks.length) controller.enqueue(chunks[next++]);
-      else return new Promise(() => {});
-    },
-  }, { highWaterMark: 0 });
-}
 
 test("msgpack: an oversized event fails at its length prefix, before its bytes arrive", async () => {
   // A small event, then a large one.

@@ -23,7 +23,7 @@ import {
   MsgpackEventEncoderStream,
   runCli,
 } from "../mod.ts";
-import { drain, splitAt, streamOf, utf8 } from "./_util.ts";
+import { drain, splitAt, streamOf, utf8, within } from "./_util.ts";
 
 const fixture = (path: string) => new Uint8Array(readFileSync(new URL(`../fixtures/${path}`, import.meta.url)));
 
@@ -61,9 +61,9 @@ const damaged = fc.record({
   nearStart: fc.boolean(),
 });
 
-function applyDamage(input: Uint8Array, damage: { op: string; at: number }[], nearStart: boolean): Uint8Array {
+function applyDamage(input: Uint8Array, damage: Damage[], nearStart: boolean): Uint8Array {
   let bytes = Array.from(input);
-  for (const d of damage as (Damage & { at: number })[]) {
+  for (const d of damage) {
     const span = nearStart ? Math.min(bytes.length, 600) : bytes.length;
     const at = Math.min(bytes.length, Math.floor(d.at * span));
     if (d.op === "flip" && at < bytes.length) bytes[at] ^= d.xor;
@@ -72,14 +72,6 @@ function applyDamage(input: Uint8Array, damage: { op: string; at: number }[], ne
     else if (d.op === "cut") bytes = bytes.slice(0, at);
   }
   return Uint8Array.from(bytes);
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms (a hang)`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Drains `stream`, reading nested bodies and lazy objects too; returns how it ended. */

@@ -5,8 +5,7 @@
  */
 
 const BASE = 65521;
-// The most bytes whose sums cannot overflow 2^53 before the modulo... kept to zlib's 5552 so that both sums stay
-// below 2^32 and the arithmetic stays in small integers.
+// zlib's NMAX: the most bytes that can be summed before reducing modulo BASE with both sums still below 2^32.
 const NMAX = 5552;
 
 /** The Adler-32 of `bytes` continued from `adler` (1 for a new checksum). */

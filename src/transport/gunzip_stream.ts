@@ -6,7 +6,7 @@
 import { DecodeError } from "../errors.ts";
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import { crc32, crc32Byte } from "./crc32.ts";
-import { describe } from "./describe_byte.ts";
+import { describe, hex32 } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
 
 /** Options of {@linkcode GunzipStream}. */
@@ -341,7 +341,7 @@ class GunzipDecoder {
         if (k === 3) {
           if (this.#value !== this.#crc) {
             this.#fail(
-              `CRC-32 mismatch: data has ${hex(this.#crc)}, trailer says ${hex(this.#value)}`,
+              `CRC-32 mismatch: data has ${hex32(this.#crc)}, trailer says ${hex32(this.#value)}`,
               this.#fieldStart,
             );
           }
@@ -390,8 +390,4 @@ class GunzipDecoder {
   #fail(detail: string, offset = this.#offset): never {
     throw new DecodeError("DECOMPRESSION_FAILED", offset, `gzip: ${detail}`);
   }
-}
-
-function hex(n: number): string {
-  return `0x${n.toString(16).padStart(8, "0")}`;
 }

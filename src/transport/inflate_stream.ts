@@ -6,7 +6,7 @@
 import { DecodeError } from "../errors.ts";
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import { adler32 } from "./adler32.ts";
-import { describe } from "./describe_byte.ts";
+import { describe, hex32 } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
 
 /**
@@ -128,7 +128,7 @@ class ZlibDecoder {
               throw new DecodeError(
                 "DECOMPRESSION_FAILED",
                 this.#offset - 4,
-                `deflate: Adler-32 mismatch: data has ${hex(this.#adler)}, trailer says ${hex(this.#trailer)}`,
+                `deflate: Adler-32 mismatch: data has ${hex32(this.#adler)}, trailer says ${hex32(this.#trailer)}`,
               );
             }
             this.#state = State.Done;
@@ -157,8 +157,4 @@ class ZlibDecoder {
     if (leftover.length > 0) this.#feed(leftover);
     return stop;
   }
-}
-
-function hex(n: number): string {
-  return `0x${n.toString(16).padStart(8, "0")}`;
 }

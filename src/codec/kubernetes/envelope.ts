@@ -48,7 +48,8 @@ export interface KubernetesEnvelope {
   contentTypeOffset: number;
 }
 
-function wrongWireType(c: ProtobufCursor, at: number, tag: number, message: string, field: string): DecodeError {
+/** The error for a known field of `message` that came with the wrong wire type, at its tag. */
+export function wrongWireType(c: ProtobufCursor, at: number, tag: number, message: string, field: string): DecodeError {
   return c.fail(at, `wrong wire type ${tag & 7} for ${message}.${field} (field ${tag >>> 3})`);
 }
 

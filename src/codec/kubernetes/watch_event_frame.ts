@@ -8,6 +8,7 @@ import { DecodeError } from "../../errors.ts";
 import { WATCH_EVENT_TYPES, type WatchEvent, type WatchEventType } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
 import type { FrameOwnership, KubernetesObjectReader } from "./decode_object.ts";
+import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
 
 const LEN = 2;
@@ -43,10 +44,7 @@ export function decodeWatchEventFrame(
       continue;
     }
     if ((tag & 7) !== LEN) {
-      throw c.fail(
-        at,
-        `wrong wire type ${tag & 7} for WatchEvent.${field === 1 ? "type" : "object"} (field ${field})`,
-      );
+      throw wrongWireType(c, at, tag, "WatchEvent", field === 1 ? "type" : "object");
     }
     if (field === 1) {
       typeAt = at;
@@ -65,7 +63,7 @@ export function decodeWatchEventFrame(
         c.skip(otag, objectEnd);
         continue;
       }
-      if ((otag & 7) !== LEN) throw c.fail(oat, `wrong wire type ${otag & 7} for RawExtension.raw (field 1)`);
+      if ((otag & 7) !== LEN) throw wrongWireType(c, oat, otag, "RawExtension", "raw");
       rawEnd = c.len(objectEnd);
       rawStart = c.pos;
       c.pos = rawEnd;
