@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Runs the benchmarks in bench/ under Node (`node --import tsx`), Deno (`deno run -A`) and Bun, one process per
-// benchmark and runtime, one after another (the machine has few cores), collects the JSON result each prints as its
-// last stdout line, and writes bench/RESULTS.md (overwritten every run).
+// Runs the benchmarks in bench/ under Node (`node --import tsx`: the Node running npm, and the current LTS from
+// scripts/node-lts.mjs), Deno (`deno run -A`) and Bun, one process per benchmark and runtime, one after another (the
+// machine has few cores), collects the JSON result each prints as its last stdout line, and writes bench/RESULTS.md
+// (overwritten every run).
 //
-//   npm run bench                      everything (about 5-8 minutes on 2 cores)
+//   npm run bench                      everything (about 7-10 minutes on 2 cores)
 //   npm run bench -- --quick           small inputs, few rounds: a smoke run of the whole thing
-//   npm run bench -- node chunked      filter: words naming runtimes (node, deno, bun) and/or benchmarks (a prefix
-//                                      or part of the name: ndjson, client, chunked, memory); also --runtime=a,b and
-//                                      --bench=a,b
+//   npm run bench -- node chunked      filter: words naming runtimes (node, node-lts, deno, bun) and/or benchmarks
+//                                      (a prefix or part of the name: ndjson, client, chunked, memory); also
+//                                      --runtime=a,b and --bench=a,b
 //   npm run bench -- alternatives      the optional appendix (prototypes of speed-ups), not in the default run
 //   npm run bench -- --all             the default run plus the appendix (about 1.5 minutes more)
 //
@@ -17,6 +18,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
+import { nodeLtsPath } from "./node-lts.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = (name) => `${root}node_modules/.bin/${name}`;
@@ -166,6 +168,15 @@ const BENCHMARKS = [
 
 const RUNTIMES = [
   { name: "node", command: process.execPath, args: ["--expose-gc", "--import", "tsx"], version: () => process.version },
+  {
+    name: "node-lts",
+    // Resolved (and installed on first use) only when this runtime is selected.
+    get command() {
+      return nodeLtsPath();
+    },
+    args: ["--expose-gc", "--import", "tsx"],
+    version: () => firstLine(nodeLtsPath(), ["--version"]),
+  },
   {
     name: "deno",
     command: bin("deno"),

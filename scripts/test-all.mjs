@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the test suite under Node, Deno and Bun (the binaries come from the npm devDependencies) and fails if any
-// runtime fails. Each runtime's own report is shown as it runs; a summary line per runtime and a total come last.
+// Runs the test suite under Node (the one running npm), the current Node LTS (scripts/node-lts.mjs), Deno and Bun (the
+// binaries come from npm) and fails if any runtime fails. `npm test -- node deno` runs only the runtimes named. Each runtime's own report is shown as it runs; a summary line per runtime and a total come last.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -8,6 +8,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const only = process.argv.slice(2);
 const runtimes = [
   { name: "node", script: "test:node", pass: /^# pass (\d+)/m, fail: /^# fail (\d+)/m },
+  // Node 20 reports in TAP when not on a terminal, later Nodes with the spec reporter.
+  { name: "node-lts", script: "test:node-lts", pass: /^(?:# |ℹ )pass (\d+)/m, fail: /^(?:# |ℹ )fail (\d+)/m },
   { name: "deno", script: "test:deno", pass: /(\d+) passed/, fail: /(\d+) failed/ },
   { name: "bun", script: "test:bun", pass: /^\s*(\d+) pass$/m, fail: /^\s*(\d+) fail$/m },
 ].filter((r) => only.length === 0 || only.includes(r.name));

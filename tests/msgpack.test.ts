@@ -500,6 +500,8 @@ try { RealFunction("return 1")(); } catch { codegen = "blocked"; }
 // Function when they first load.
 await import("node:stream");
 await import("node:module");
+// Likewise the fetch classes: Node 26 loads them (undici) on first use, and they read the global Function as they load.
+await new Response(new Blob(["x"]).stream()).arrayBuffer();
 // Before msgpackr loads: every attempt to compile code from a string fails, as under a CSP or in a Worker.
 let attempts = 0;
 globalThis.Function = function Function() {
