@@ -116,7 +116,7 @@ export function offsetOf(error: unknown): number | undefined {
 }
 `;
 
-test("package: the packed npm package installs, imports by name, decodes, runs its bin and type-checks", async () => {
+test("package: the packed npm package installs, imports by name, decodes, runs its bin and type-checks", () => {
   const dir = mkdtempSync(join(tmpdir(), "watchwire-package-"));
   try {
     // Build and pack: a staging copy of what package.json's `files` may name, so a stale dist/ in the checkout
