@@ -27,8 +27,12 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const runtime = currentRuntime();
 const fixtures = join(root, "fixtures");
 
+// Without the npm_* variables that `npm test` hands down: they describe this checkout (its package, its prefix), and the
+// npm commands below must act on the staging copy and the app project alone.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+
 function run(command: string, args: string[], cwd: string): SpawnSyncReturns<string> {
-  const r = spawnSync(command, args, { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const r = spawnSync(command, args, { cwd, encoding: "utf8", env: { ...env, NO_COLOR: "1" } });
   if (r.error) throw r.error;
   return r;
 }
