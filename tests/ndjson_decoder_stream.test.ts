@@ -184,3 +184,23 @@ test("ndjson: a multi-megabyte line split into many chunks, with UTF-8 cut at ch
   const { error } = await drain(values(streamOf([bytes.slice(0, 3_000_000)]), 2_000_000));
   assert.ok(error instanceof DecodeError && error.code === "LINE_TOO_LONG" && error.offset === 0);
 });
+
+test("ndjson: lines spanning chunks, below and above the reused join buffer's limit, each decoded from its own bytes", async () => {
+  // Lines that span chunks are joined in one buffer reused from line to line up to 256 KiB (REUSED_JOIN_BYTES) and
+  // in buffers of their own above it. Sizes that grow, shrink, cross the limit both ways and differ in every byte:
+  // bytes left over from an earlier, longer line, or a buffer shared where it must not be, would show in the values.
+  const sizes = [3000, 70_000, 5000, 262_000, 262_200, 1000, 300_000, 40_000, 262_144, 9];
+  const lines = sizes.map((size, i) => {
+    const skeleton = JSON.stringify({ i, s: "" });
+    const fill = String.fromCharCode(0x61 + i).repeat(Math.max(0, size - skeleton.length));
+    return JSON.stringify({ i, s: fill });
+  });
+  const bytes = utf8(lines.join("\n") + "\n");
+  for (const size of [1024, 65536, 100_000]) {
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.slice(at, at + size));
+    const { values: got, error } = await drain(values(streamOf(chunks)));
+    assert.equal(error, undefined);
+    assert.deepEqual(got, lines.map((line) => JSON.parse(line)), `reads of ${size} bytes`);
+  }
+});

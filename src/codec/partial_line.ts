@@ -3,17 +3,26 @@
  *
  * @module
  */
-import { concatBytes } from "../bytes.ts";
+
+/** Lines up to this size are joined in one buffer reused from line to line; longer ones get a buffer of their own. */
+export const REUSED_JOIN_BYTES = 256 * 1024;
+/** The least the reused buffer is allocated at, so that slowly growing lines do not reallocate it each time. */
+const MIN_JOIN_BUFFER = 4 * 1024;
 
 /**
  * Holds a line that spans input chunks as views of those chunks, not copying them as they come, and joins them once,
- * into a buffer of exactly the line's size, when the line ends. A growable buffer would copy a long line several
- * times and briefly hold twice its size: for a multi-megabyte event, most of a decoder's memory (measured in
- * bench/RESULTS.md, section 4).
+ * when the line ends. A growable buffer would copy a long line several times and briefly hold twice its size: for a
+ * multi-megabyte event, most of a decoder's memory (measured in bench/RESULTS.md, section 4).
+ *
+ * The joined line is only ever decoded to text at once, never kept, so lines up to {@linkcode REUSED_JOIN_BYTES} are
+ * joined in one buffer reused from line to line (grown to the longest such line seen, in powers of two): with events
+ * of tens of KB about every other one spans reads, and a fresh buffer for each costs more than copying into it (in
+ * Deno and Bun several microseconds for 32 KB, and dead buffers of external memory pile up until the engine's GC runs).
  */
 export class PartialLine {
   #pieces: Uint8Array[] = [];
   #length = 0;
+  #join: Uint8Array | undefined;
 
   /** Bytes held. */
   get length(): number {
@@ -27,12 +36,32 @@ export class PartialLine {
     this.#length += bytes.length;
   }
 
-  /** The whole line: the one piece itself, or the pieces joined. Then forgets them. */
+  /**
+   * The whole line, then forgets it: the one piece itself, or the pieces joined. Joined bytes may be a view of the
+   * reused buffer, valid only until the next call: decode them at once.
+   */
   take(): Uint8Array {
     const pieces = this.#pieces;
     const length = this.#length;
     this.#pieces = [];
     this.#length = 0;
-    return concatBytes(pieces, length);
+    if (pieces.length === 1) return pieces[0];
+    const out = length <= REUSED_JOIN_BYTES ? this.#joinBuffer(length) : new Uint8Array(length);
+    let at = 0;
+    for (const piece of pieces) {
+      out.set(piece, at);
+      at += piece.length;
+    }
+    return out;
+  }
+
+  /** A view of `length` bytes of the reused buffer, growing it first if needed. */
+  #joinBuffer(length: number): Uint8Array {
+    if (this.#join === undefined || this.#join.length < length) {
+      let size = MIN_JOIN_BUFFER;
+      while (size < length) size *= 2;
+      this.#join = new Uint8Array(size);
+    }
+    return this.#join.subarray(0, length);
   }
 }
