@@ -120,7 +120,10 @@ export function offsetOf(error: unknown): number | undefined {
 }
 `;
 
-test("package: the packed npm package installs, imports by name, decodes, runs its bin and type-checks", () => {
+// A build, a pack, an install and several processes: seconds, more than bun test's 5 s default on a busy machine.
+test("package: the packed npm package installs, imports by name, decodes, runs its bin and type-checks", {
+  timeout: 120_000,
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), "watchwire-package-"));
   try {
     // Build and pack: a staging copy of what package.json's `files` may name, so a stale dist/ in the checkout
