@@ -72,9 +72,12 @@ const BENCHMARKS = [
       "them; mostly ~1 KB Pods, some ~30 KB Pods and ConfigMaps, and one ~4 MiB ConfigMap a third of the way in) " +
       "through `ChunkedDecoderStream` then `JsonWatchEventDecoderStream`, events counted and dropped. RSS is sampled " +
       "every ~50 ms; the baseline is taken after start-up and a full GC. Target: peak rise ≤ largest event + 16 MiB.",
+      "The peak depends on when the engine's garbage collector runs, which differs between runs of the same code (in " +
+      "V8 by 10 MiB and more), so the 1 GB runs are made three times, alternating with the control's, and judged by " +
+      "the median run; every run's rise is listed.",
       "The control is a second child doing the least any decoder must do with the same body: decode each event's " +
       "bytes with `TextDecoder` and `JSON.parse` them (no streams, no wire buffering), so the difference between the " +
-      "two is what watchwire itself adds. Both are repeated on a shorter body whose large event has some non-ASCII " +
+      "two is what watchwire itself adds. Both are also run once on a shorter body whose large event has some non-ASCII " +
       "text (JavaScript engines then store its decoded text and strings with two bytes per character).",
     ],
   },
