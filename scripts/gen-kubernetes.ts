@@ -457,7 +457,21 @@ ${
       ).join("\n")
     }
 
-/** The decoders of every built-in group/version (${exportsOf.length}). */
+/**
+ * The decoders of every built-in group/version (${exportsOf.length}).
+ *
+ * @example
+ * \`\`\`ts
+ * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire";
+ *
+ * console.log(BUILTIN_GROUP_VERSIONS.length, BUILTIN_GROUP_VERSIONS.includes(appsV1)); // ${exportsOf.length} true
+ * // Every built-in kind but those of alpha and beta group/versions:
+ * const stable = BUILTIN_GROUP_VERSIONS.filter((gv) => !/alpha|beta/.test(gv.apiVersion));
+ * const decoders = createKubernetesDecoders(stable);
+ * console.log(decoders.decoder("apps/v1", "Deployment") !== undefined); // true
+ * console.log(decoders.decoder("batch/v1beta1", "CronJob")); // undefined
+ * \`\`\`
+ */
 export const BUILTIN_GROUP_VERSIONS: readonly GroupVersionDecoders[] = [
   ${exportsOf.map((e) => e.id).join(",\n  ")},
 ];

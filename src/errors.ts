@@ -4,7 +4,30 @@
  * @module
  */
 
-/** What went wrong, machine-readable. */
+/**
+ * What went wrong, machine-readable.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, type DecodeErrorCode, NdjsonDecoderStream } from "watchwire";
+ *
+ * function advice(code: DecodeErrorCode): string {
+ *   switch (code) {
+ *     case "TRUNCATED":
+ *       return "the body was cut short: watch again from the last resourceVersion";
+ *     case "LINE_TOO_LONG":
+ *       return "raise maxLineBytes";
+ *     default:
+ *       return `bad input (${code})`;
+ *   }
+ * }
+ * try {
+ *   await new Blob(['{"a":1}\n{"b":']).stream().pipeThrough(new NdjsonDecoderStream()).pipeTo(new WritableStream());
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(advice(e.code)); // the body was cut short: watch again from the last resourceVersion
+ * }
+ * ```
+ */
 export type DecodeErrorCode =
   /** The input ended inside a frame, chunk, header block or line. */
   | "TRUNCATED"
@@ -51,7 +74,19 @@ export type DecodeErrorCode =
   /** A length-prefixed message's prefix or contents are malformed. */
   | "MESSAGE_INVALID";
 
-/** Options of {@linkcode DecodeError}. */
+/**
+ * Options of {@linkcode DecodeError}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, type DecodeErrorOptions } from "watchwire";
+ *
+ * const options: DecodeErrorOptions = { cause: new SyntaxError("Unexpected token"), context: "body of response 2" };
+ * const error = new DecodeError("JSON_INVALID", 40, "line is not valid JSON", options);
+ * console.log(error.message); // line is not valid JSON at byte 40 (in the body of response 2)
+ * console.log(error.cause instanceof SyntaxError, error.context); // true body of response 2
+ * ```
+ */
 export interface DecodeErrorOptions {
   /** The underlying error, e.g. the `SyntaxError` of `JSON.parse`. */
   cause?: unknown;

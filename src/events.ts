@@ -4,7 +4,22 @@
  * @module
  */
 
-/** `metadata.ownerReferences[]` of an object. */
+/**
+ * `metadata.ownerReferences[]` of an object.
+ *
+ * @example
+ * ```ts
+ * import { type OwnerReference, toWatchEvent } from "watchwire";
+ *
+ * const event = toWatchEvent(JSON.parse(
+ *   '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web-1","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"u1","controller":true}]}}}',
+ * ));
+ * if (event.type === "ADDED") {
+ *   const owner: OwnerReference | undefined = event.object.metadata?.ownerReferences?.find((ref) => ref.controller);
+ *   console.log(owner?.kind, owner?.name); // ReplicaSet web
+ * }
+ * ```
+ */
 export interface OwnerReference {
   apiVersion: string;
   kind: string;
@@ -14,7 +29,22 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
-/** `metadata.managedFields[]` of an object. */
+/**
+ * `metadata.managedFields[]` of an object.
+ *
+ * @example
+ * ```ts
+ * import { type ManagedFieldsEntry, toWatchEvent } from "watchwire";
+ *
+ * const event = toWatchEvent(JSON.parse(
+ *   '{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"web","managedFields":[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]}}}',
+ * ));
+ * if (event.type === "MODIFIED") {
+ *   const entries: ManagedFieldsEntry[] = event.object.metadata?.managedFields ?? [];
+ *   for (const entry of entries) console.log(entry.manager, entry.operation); // kubectl Apply
+ * }
+ * ```
+ */
 export interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;
@@ -25,7 +55,23 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-/** `metadata` of every Kubernetes object (`meta/v1.ObjectMeta`). */
+/**
+ * `metadata` of every Kubernetes object (`meta/v1.ObjectMeta`).
+ *
+ * @example
+ * ```ts
+ * import { JsonWatchEventDecoderStream, type ObjectMeta } from "watchwire";
+ *
+ * const body = new Blob([
+ *   '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web","namespace":"prod","resourceVersion":"7","labels":{"app":"web"}}}}\n',
+ * ]).stream();
+ * for await (const event of body.pipeThrough(new JsonWatchEventDecoderStream())) {
+ *   if (event.type !== "ADDED") continue;
+ *   const meta: ObjectMeta = event.object.metadata ?? {};
+ *   console.log(`${meta.namespace}/${meta.name}`, meta.labels?.app, meta.resourceVersion); // prod/web web 7
+ * }
+ * ```
+ */
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -44,7 +90,19 @@ export interface ObjectMeta {
   managedFields?: ManagedFieldsEntry[];
 }
 
-/** `metadata` of list objects (`meta/v1.ListMeta`). */
+/**
+ * `metadata` of list objects (`meta/v1.ListMeta`).
+ *
+ * @example
+ * ```ts
+ * import type { KubernetesList, ListMeta } from "watchwire";
+ *
+ * // A list (GET /api/v1/pods) tells where the watch that follows it starts.
+ * const list: KubernetesList = await new Response('{"kind":"PodList","metadata":{"resourceVersion":"100"},"items":[]}').json();
+ * const meta: ListMeta = list.metadata ?? {};
+ * console.log(`/api/v1/pods?watch=1&resourceVersion=${meta.resourceVersion}`); // /api/v1/pods?watch=1&resourceVersion=100
+ * ```
+ */
 export interface ListMeta {
   selfLink?: string;
   resourceVersion?: string;
@@ -52,14 +110,44 @@ export interface ListMeta {
   remainingItemCount?: number;
 }
 
-/** Any Kubernetes object: `apiVersion`, `kind`, `metadata` and whatever else its kind has. */
+/**
+ * Any Kubernetes object: `apiVersion`, `kind`, `metadata` and whatever else its kind has.
+ *
+ * @example
+ * ```ts
+ * import { JsonWatchEventDecoderStream, type KubernetesObject } from "watchwire";
+ *
+ * interface ConfigMap extends KubernetesObject {
+ *   data?: Record<string, string>;
+ * }
+ * const body = new Blob(['{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"k":"v"}}}\n']).stream();
+ * for await (const event of body.pipeThrough(new JsonWatchEventDecoderStream<ConfigMap>())) {
+ *   if (event.type === "ADDED") console.log(event.object.kind, event.object.metadata?.name, event.object.data?.k); // ConfigMap cfg v
+ * }
+ * ```
+ */
 export interface KubernetesObject {
   apiVersion?: string;
   kind?: string;
   metadata?: ObjectMeta;
 }
 
-/** A list object (`PodList` and friends). */
+/**
+ * A list object (`PodList` and friends).
+ *
+ * @example
+ * ```ts
+ * import type { KubernetesList, KubernetesObject } from "watchwire";
+ *
+ * interface Pod extends KubernetesObject {
+ *   spec?: { nodeName?: string };
+ * }
+ * const list: KubernetesList<Pod> = await new Response(
+ *   '{"kind":"PodList","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a"},"spec":{"nodeName":"n1"}}]}',
+ * ).json();
+ * for (const pod of list.items) console.log(pod.metadata?.name, pod.spec?.nodeName); // a n1
+ * ```
+ */
 export interface KubernetesList<T extends KubernetesObject = KubernetesObject> {
   apiVersion?: string;
   kind?: string;
@@ -67,14 +155,48 @@ export interface KubernetesList<T extends KubernetesObject = KubernetesObject> {
   items: T[];
 }
 
-/** `meta/v1.StatusCause`. */
+/**
+ * `meta/v1.StatusCause`.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, type StatusCause } from "watchwire";
+ *
+ * const response = new Response(
+ *   '{"kind":"Status","status":"Failure","reason":"Invalid","code":422,"details":{"causes":[{"reason":"FieldValueInvalid","field":"spec.replicas"}]}}',
+ *   { status: 422 },
+ * );
+ * for await (const event of decodeWatchResponse(response)) {
+ *   if (event.type !== "ERROR") continue;
+ *   const causes: StatusCause[] = event.object.details?.causes ?? [];
+ *   for (const cause of causes) console.log(cause.reason, cause.field); // FieldValueInvalid spec.replicas
+ * }
+ * ```
+ */
 export interface StatusCause {
   reason?: string;
   message?: string;
   field?: string;
 }
 
-/** `meta/v1.StatusDetails`. */
+/**
+ * `meta/v1.StatusDetails`.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, type StatusDetails } from "watchwire";
+ *
+ * const response = new Response(
+ *   '{"kind":"Status","status":"Failure","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":2}}',
+ *   { status: 429 },
+ * );
+ * for await (const event of decodeWatchResponse(response)) {
+ *   if (event.type !== "ERROR") continue;
+ *   const details: StatusDetails = event.object.details ?? {};
+ *   console.log(event.object.reason, details.retryAfterSeconds); // TooManyRequests 2
+ * }
+ * ```
+ */
 export interface StatusDetails {
   name?: string;
   group?: string;
@@ -87,6 +209,20 @@ export interface StatusDetails {
 /**
  * `meta/v1.Status`: what an `ERROR` event carries, e.g. `{ code: 410, reason: "Expired" }` when the watch's
  * resourceVersion is too old and the client must relist.
+ *
+ * @example
+ * ```ts
+ * import { JsonWatchEventDecoderStream, type Status } from "watchwire";
+ *
+ * const body = new Blob([
+ *   '{"type":"ERROR","object":{"kind":"Status","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}\n',
+ * ]).stream();
+ * for await (const event of body.pipeThrough(new JsonWatchEventDecoderStream())) {
+ *   if (event.type !== "ERROR") continue;
+ *   const status: Status = event.object;
+ *   console.log(status.code, status.reason, status.code === 410 ? "relist" : "retry"); // 410 Expired relist
+ * }
+ * ```
  */
 export interface Status {
   apiVersion?: string;
@@ -115,7 +251,23 @@ export interface Status {
  */
 export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end";
 
-/** The object of a BOOKMARK event: only its resourceVersion (and a few annotations) is meaningful. */
+/**
+ * The object of a BOOKMARK event: only its resourceVersion (and a few annotations) is meaningful.
+ *
+ * @example
+ * ```ts
+ * import { type BookmarkObject, INITIAL_EVENTS_END_ANNOTATION, JsonWatchEventDecoderStream } from "watchwire";
+ *
+ * const body = new Blob([
+ *   '{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}\n',
+ * ]).stream();
+ * for await (const event of body.pipeThrough(new JsonWatchEventDecoderStream())) {
+ *   if (event.type !== "BOOKMARK") continue;
+ *   const bookmark: BookmarkObject = event.object;
+ *   console.log(bookmark.metadata.resourceVersion, bookmark.metadata.annotations?.[INITIAL_EVENTS_END_ANNOTATION]); // 12 true
+ * }
+ * ```
+ */
 export interface BookmarkObject {
   apiVersion?: string;
   kind?: string;
@@ -125,19 +277,68 @@ export interface BookmarkObject {
   } & ObjectMeta;
 }
 
-/** `ADDED`, `MODIFIED` or `DELETED`: an object changed. */
+/**
+ * `ADDED`, `MODIFIED` or `DELETED`: an object changed.
+ *
+ * @example
+ * ```ts
+ * import { type ObjectWatchEvent, toWatchEvent } from "watchwire";
+ *
+ * interface Pod {
+ *   metadata?: { name?: string };
+ * }
+ * const cache = new Map<string, Pod>();
+ * function apply(event: ObjectWatchEvent<Pod>): void {
+ *   const name = event.object.metadata?.name ?? "";
+ *   if (event.type === "DELETED") cache.delete(name);
+ *   else cache.set(name, event.object);
+ * }
+ * const event = toWatchEvent<Pod>(JSON.parse('{"type":"ADDED","object":{"metadata":{"name":"web"}}}'));
+ * if (event.type !== "BOOKMARK" && event.type !== "ERROR") apply(event);
+ * console.log(cache.has("web")); // true
+ * ```
+ */
 export interface ObjectWatchEvent<T, K extends "ADDED" | "MODIFIED" | "DELETED" = "ADDED" | "MODIFIED" | "DELETED"> {
   type: K;
   object: T;
 }
 
-/** `BOOKMARK`: the watch has seen everything up to `object.metadata.resourceVersion`. */
+/**
+ * `BOOKMARK`: the watch has seen everything up to `object.metadata.resourceVersion`.
+ *
+ * @example
+ * ```ts
+ * import { type BookmarkWatchEvent, toWatchEvent } from "watchwire";
+ *
+ * let resumeFrom = "";
+ * function remember(event: BookmarkWatchEvent): void {
+ *   resumeFrom = event.object.metadata.resourceVersion;
+ * }
+ * const event = toWatchEvent(JSON.parse('{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"31"}}}'));
+ * if (event.type === "BOOKMARK") remember(event);
+ * console.log(resumeFrom); // 31
+ * ```
+ */
 export interface BookmarkWatchEvent {
   type: "BOOKMARK";
   object: BookmarkObject;
 }
 
-/** `ERROR`: the server ended the watch with a `Status` (410 `Expired`: relist). */
+/**
+ * `ERROR`: the server ended the watch with a `Status` (410 `Expired`: relist).
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, type ErrorWatchEvent } from "watchwire";
+ *
+ * // A response that is not 2xx becomes one ERROR event, its Status made from the HTTP status if the body is not one.
+ * for await (const event of decodeWatchResponse(new Response("forbidden", { status: 403 }))) {
+ *   if (event.type !== "ERROR") continue;
+ *   const error: ErrorWatchEvent = event;
+ *   console.log(error.object.code, error.object.reason, error.object.message); // 403 Forbidden forbidden
+ * }
+ * ```
+ */
 export interface ErrorWatchEvent {
   type: "ERROR";
   object: Status;
@@ -174,8 +375,33 @@ export type WatchEvent<T = KubernetesObject> =
   | BookmarkWatchEvent
   | ErrorWatchEvent;
 
-/** The five event types of a Kubernetes watch. */
+/**
+ * The five event types of a Kubernetes watch.
+ *
+ * @example
+ * ```ts
+ * import { toWatchEvent, type WatchEventType } from "watchwire";
+ *
+ * const counts: Partial<Record<WatchEventType, number>> = {};
+ * for (const line of ['{"type":"ADDED","object":{}}', '{"type":"MODIFIED","object":{}}', '{"type":"ADDED","object":{}}']) {
+ *   const type: WatchEventType = toWatchEvent(JSON.parse(line)).type;
+ *   counts[type] = (counts[type] ?? 0) + 1;
+ * }
+ * console.log(counts.ADDED, counts.MODIFIED, counts.DELETED ?? 0); // 2 1 0
+ * ```
+ */
 export type WatchEventType = WatchEvent["type"];
 
-/** The event types, in the order Kubernetes documents them. */
+/**
+ * The event types, in the order Kubernetes documents them.
+ *
+ * @example
+ * ```ts
+ * import { WATCH_EVENT_TYPES, type WatchEventType } from "watchwire";
+ *
+ * const isWatchEventType = (s: string): s is WatchEventType => (WATCH_EVENT_TYPES as readonly string[]).includes(s);
+ * console.log(WATCH_EVENT_TYPES.join(" ")); // ADDED MODIFIED DELETED BOOKMARK ERROR
+ * console.log(isWatchEventType("MODIFIED"), isWatchEventType("SYNC")); // true false
+ * ```
+ */
 export const WATCH_EVENT_TYPES: readonly WatchEventType[] = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];

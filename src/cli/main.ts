@@ -34,7 +34,26 @@ import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
 
-/** What the command needs from its runtime. */
+/**
+ * What the command needs from its runtime.
+ *
+ * @example
+ * ```ts
+ * import { type CliHost, runCli } from "watchwire";
+ *
+ * const event = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n';
+ * let out = "", err = "";
+ * const host: CliHost = {
+ *   open: async (path) => path === "-" ? new Blob([event]).stream() : Promise.reject(new Error("no such file")),
+ *   stdout: (text) => void (out += text),
+ *   stderr: (text) => void (err += text),
+ *   stdoutIsTerminal: false, // NDJSON output
+ *   version: "1.0.0",
+ * };
+ * console.log(await runCli(["decode", "-"], host), out === event); // 0 true
+ * console.log(await runCli(["decode", "pods.json"], host), err.trim()); // 2 watchwire: cannot read pods.json: no such file
+ * ```
+ */
 export interface CliHost {
   /** The bytes of FILE; `"-"` is standard input. Throws if the file cannot be opened. */
   open(path: string): Promise<ReadableStream<Uint8Array>>;
@@ -48,6 +67,24 @@ export interface CliHost {
   version: string;
 }
 
+/**
+ * The help text of the `watchwire` command: what `--help` prints, and what follows a usage error on stderr.
+ *
+ * @example
+ * ```ts
+ * import { runCli, USAGE } from "watchwire";
+ *
+ * let help = "";
+ * const status = await runCli(["--help"], {
+ *   open: () => Promise.reject(new Error("no files here")),
+ *   stdout: (text) => void (help += text),
+ *   stderr: () => {},
+ *   stdoutIsTerminal: false,
+ *   version: "0.0.0",
+ * });
+ * console.log(status, help === USAGE, USAGE.startsWith("Usage: watchwire decode")); // 0 true true
+ * ```
+ */
 export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload kubernetes|etcd] [--content-type TYPE]
                        [--max-event-bytes N] [--request FILE] FILE...
 

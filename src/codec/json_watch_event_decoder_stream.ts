@@ -8,7 +8,22 @@ import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { type NdjsonDecoderOptions, NdjsonLineParser } from "./ndjson_decoder_stream.ts";
 import { toWatchEvent } from "./watch_event.ts";
 
-/** Options of {@linkcode JsonWatchEventDecoderStream}. */
+/**
+ * Options of {@linkcode JsonWatchEventDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, JsonWatchEventDecoderStream, type JsonWatchEventDecoderOptions } from "watchwire";
+ *
+ * const options: JsonWatchEventDecoderOptions = { maxLineBytes: 64 };
+ * const body = new Blob([`{"type":"ADDED","object":{"metadata":{"name":"${"x".repeat(100)}"}}}\n`]).stream();
+ * try {
+ *   await body.pipeThrough(new JsonWatchEventDecoderStream(options)).pipeTo(new WritableStream());
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset); // LINE_TOO_LONG 0
+ * }
+ * ```
+ */
 export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "maxLineBytes">;
 
 /**

@@ -4,7 +4,17 @@
  * @module
  */
 
-/** A parsed media type: lower-case `type/subtype` and its parameters (names lower-cased, values unquoted). */
+/**
+ * A parsed media type: lower-case `type/subtype` and its parameters (names lower-cased, values unquoted).
+ *
+ * @example
+ * ```ts
+ * import { type MediaType, parseMediaType } from "watchwire";
+ *
+ * const mediaType: MediaType = parseMediaType("Application/JSON; Stream=watch");
+ * console.log(mediaType.essence, mediaType.parameters.stream); // application/json watch
+ * ```
+ */
 export interface MediaType {
   essence: string;
   parameters: Record<string, string>;

@@ -7,7 +7,22 @@ import { DecodeError } from "../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { PartialLine } from "./partial_line.ts";
 
-/** Options of {@linkcode NdjsonDecoderStream}. */
+/**
+ * Options of {@linkcode NdjsonDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "watchwire";
+ *
+ * const options: NdjsonDecoderOptions<number> = {
+ *   maxLineBytes: 1024,
+ *   map: (value) => (value as { n: number }).n,
+ * };
+ * const body = new Blob(['{"n":1}\n{"n":2}\n']).stream();
+ * const numbers = await Array.fromAsync(body.pipeThrough(new NdjsonDecoderStream(options)));
+ * console.log(numbers.join(" + ")); // 1 + 2
+ * ```
+ */
 export interface NdjsonDecoderOptions<T> {
   /** Longest line accepted, in bytes without its line ending. Default 16 MiB, as client-go's watch decoder. */
   maxLineBytes?: number;

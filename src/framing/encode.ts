@@ -6,7 +6,20 @@
  */
 import { MAX_FRAME_LENGTH } from "./frame_splitter.ts";
 
-/** A message to frame as it is, with its compressed flag set as given (its bytes must then be compressed already). */
+/**
+ * A message to frame as it is, with its compressed flag set as given (its bytes must then be compressed already).
+ *
+ * @example
+ * ```ts
+ * import { encodeGrpcMessages, GrpcMessageDecoderStream, type GrpcMessageInput } from "watchwire";
+ *
+ * const gzipped = new Blob(["hi"]).stream().pipeThrough(new CompressionStream("gzip"));
+ * const input: GrpcMessageInput = { data: new Uint8Array(await new Response(gzipped).arrayBuffer()), compressed: true };
+ * const wire = await encodeGrpcMessages([input, Uint8Array.of(0x21)]);
+ * const messages = new Blob([wire]).stream().pipeThrough(new GrpcMessageDecoderStream({ encoding: "gzip" }));
+ * for await (const { data } of messages) console.log(new TextDecoder().decode(data)); // hi, then !
+ * ```
+ */
 export interface GrpcMessageInput {
   /** The message bytes, as they go on the wire. */
   data: Uint8Array;
@@ -14,7 +27,18 @@ export interface GrpcMessageInput {
   compressed: boolean;
 }
 
-/** Options of {@linkcode encodeGrpcMessages}. */
+/**
+ * Options of {@linkcode encodeGrpcMessages}.
+ *
+ * @example
+ * ```ts
+ * import { encodeGrpcMessages, type EncodeGrpcOptions } from "watchwire";
+ *
+ * const options: EncodeGrpcOptions = { compress: true };
+ * const wire = await encodeGrpcMessages([new TextEncoder().encode("hello")], options);
+ * console.log(wire[0], wire[5], wire[6]); // 1 31 139 (flagged, then a gzip member)
+ * ```
+ */
 export interface EncodeGrpcOptions {
   /** gzip each message given as a plain `Uint8Array` (with the runtime's `CompressionStream`) and flag it. */
   compress?: boolean;

@@ -49,6 +49,22 @@ export interface FrameSplitterOptions {
  * - `"chunk"`: part of a stream chunk handed over to the decoder (Web Streams chunks are not written once enqueued):
  *   a kept view keeps the whole chunk alive;
  * - `"borrowed"`: the caller keeps and may reuse the bytes once the sink returns: anything kept must be copied.
+ *
+ * @example
+ * ```ts
+ * import { type FrameOwnership, KubernetesProtobufObject, KubernetesProtobufWatchEventDecoder } from "watchwire";
+ *
+ * const text = (s: string) => [...new TextEncoder().encode(s)];
+ * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")]; // a kind the decoders do not know
+ * const envelope = [...text("k8s\0"), 0x0a, typeMeta.length, ...typeMeta, 0x12, 5, 0x0a, 3, 0x0a, 1, ...text("w")];
+ * const frame = Uint8Array.of(0x0a, 5, ...text("ADDED"), 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);
+ * const decoder = new KubernetesProtobufWatchEventDecoder();
+ * // "own": `frame` is ours alone, so the object's raw bytes may be a view of it; "borrowed" (the default): a copy.
+ * for (const ownership of ["own", "borrowed"] satisfies FrameOwnership[]) {
+ *   const { object } = decoder.decode(frame, 0, ownership);
+ *   if (object instanceof KubernetesProtobufObject) console.log(ownership, object.raw.buffer === frame.buffer);
+ * } // own true, then borrowed false
+ * ```
  */
 export type FrameOwnership = "own" | "chunk" | "borrowed";
 

@@ -8,7 +8,20 @@ import { DecodeError } from "../errors.ts";
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter } from "./frame_splitter.ts";
 
-/** One gRPC message. */
+/**
+ * One gRPC message.
+ *
+ * @example
+ * ```ts
+ * import { encodeGrpcMessages, type GrpcMessage, GrpcMessageDecoderStream } from "watchwire";
+ *
+ * const wire = await encodeGrpcMessages([Uint8Array.of(1, 2, 3), Uint8Array.of(4)]);
+ * const messages: ReadableStream<GrpcMessage> = new Blob([wire]).stream().pipeThrough(new GrpcMessageDecoderStream());
+ * for await (const message of messages) {
+ *   console.log(message.offset, message.compressed, message.data.length); // 0 false 3, then 8 false 1
+ * }
+ * ```
+ */
 export interface GrpcMessage {
   /** Whether `data` is still compressed (only with `decompress: false`; decompressed messages say `false`). */
   compressed: boolean;
@@ -18,7 +31,21 @@ export interface GrpcMessage {
   offset: number;
 }
 
-/** Options of {@linkcode GrpcMessageDecoderStream}. */
+/**
+ * Options of {@linkcode GrpcMessageDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { encodeGrpcMessages, type GrpcMessageDecoderOptions, GrpcMessageDecoderStream } from "watchwire";
+ *
+ * const wire = await encodeGrpcMessages([new TextEncoder().encode("hello")], { compress: true });
+ * // As the peer's `grpc-encoding: gzip` header says; kept compressed, e.g. to record the stream as received.
+ * const options: GrpcMessageDecoderOptions = { encoding: "gzip", decompress: false, maxMessageBytes: 1 << 20 };
+ * for await (const message of new Blob([wire]).stream().pipeThrough(new GrpcMessageDecoderStream(options))) {
+ *   console.log(message.compressed, message.data[0], message.data[1]); // true 31 139
+ * }
+ * ```
+ */
 export interface GrpcMessageDecoderOptions {
   /** Longest message accepted, in bytes, both as received and once decompressed. Default 16 MiB. */
   maxMessageBytes?: number;

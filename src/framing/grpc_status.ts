@@ -4,7 +4,18 @@
  * @module
  */
 
-/** The status of a gRPC call. */
+/**
+ * The status of a gRPC call.
+ *
+ * @example
+ * ```ts
+ * import { type GrpcStatus, parseGrpcStatus } from "watchwire";
+ *
+ * const trailers = new Headers({ "grpc-status": "14", "grpc-message": "connection%20reset" });
+ * const status: GrpcStatus | undefined = parseGrpcStatus(trailers);
+ * if (status !== undefined) console.log(status.code, status.name, status.message); // 14 UNAVAILABLE connection reset
+ * ```
+ */
 export interface GrpcStatus {
   /** The status code, 0 to 16; a code outside that list, or one that is not a number, is read as 2 (UNKNOWN). */
   code: number;
@@ -21,7 +32,7 @@ export interface GrpcStatus {
  * ```ts
  * import { GRPC_STATUS_NAMES } from "watchwire";
  *
- * console.log(GRPC_STATUS_NAMES[14]); // "UNAVAILABLE"
+ * console.log(GRPC_STATUS_NAMES[14]); // UNAVAILABLE
  * ```
  */
 export const GRPC_STATUS_NAMES = [
@@ -44,7 +55,26 @@ export const GRPC_STATUS_NAMES = [
   "UNAUTHENTICATED",
 ] as const;
 
-/** The name of a gRPC status code. */
+/**
+ * The name of a gRPC status code.
+ *
+ * @example
+ * ```ts
+ * import { type GrpcStatusName, parseGrpcStatus } from "watchwire";
+ *
+ * function retry(name: GrpcStatusName): boolean {
+ *   switch (name) {
+ *     case "UNAVAILABLE":
+ *     case "RESOURCE_EXHAUSTED":
+ *       return true;
+ *     default:
+ *       return false;
+ *   }
+ * }
+ * const status = parseGrpcStatus(new Headers({ "grpc-status": "14" }));
+ * if (status !== undefined) console.log(status.name, retry(status.name)); // UNAVAILABLE true
+ * ```
+ */
 export type GrpcStatusName = (typeof GRPC_STATUS_NAMES)[number];
 
 const UNKNOWN = 2;

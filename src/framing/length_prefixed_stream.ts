@@ -9,7 +9,24 @@ import { FrameSplitter } from "./frame_splitter.ts";
 
 export { DEFAULT_MAX_MESSAGE_BYTES } from "./frame_splitter.ts";
 
-/** Options of {@linkcode LengthPrefixedDecoderStream}. */
+/**
+ * Options of {@linkcode LengthPrefixedDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, type LengthPrefixedDecoderOptions, LengthPrefixedDecoderStream } from "watchwire";
+ *
+ * const wire = Uint8Array.of(0, 0, 0, 2, 1, 2, 0, 0, 0, 5); // a 2-byte frame, then the prefix of a 5-byte one
+ * const options: LengthPrefixedDecoderOptions = { maxMessageBytes: 4 };
+ * try {
+ *   for await (const frame of new Blob([wire]).stream().pipeThrough(new LengthPrefixedDecoderStream(options))) {
+ *     console.log(frame.length); // 2
+ *   }
+ * } catch (error) {
+ *   if (error instanceof DecodeError) console.log(error.code, error.offset); // MESSAGE_TOO_LARGE 6
+ * }
+ * ```
+ */
 export interface LengthPrefixedDecoderOptions {
   /** Longest frame accepted, in bytes without its prefix. Default 16 MiB. */
   maxMessageBytes?: number;

@@ -5,7 +5,29 @@
  * @module
  */
 
-/** The decoding logic of a stage: no streams, just input in and values out. */
+/**
+ * The decoding logic of a stage: no streams, just input in and values out.
+ *
+ * @example
+ * ```ts
+ * import { DecoderStream, type StreamDecoder } from "watchwire";
+ *
+ * // Text to lines; a line split across chunks waits in `#tail` for the rest.
+ * class LineDecoder implements StreamDecoder<string, string> {
+ *   #tail = "";
+ *   push(chunk: string, emit: (line: string) => void): void {
+ *     const lines = (this.#tail + chunk).split("\n");
+ *     this.#tail = lines.pop() ?? "";
+ *     for (const line of lines) emit(line);
+ *   }
+ *   finish(emit: (line: string) => void): void {
+ *     if (this.#tail !== "") emit(this.#tail);
+ *   }
+ * }
+ * const lines = await Array.fromAsync(ReadableStream.from(["a\nb", "c\nd"]).pipeThrough(new DecoderStream(new LineDecoder())));
+ * console.log(lines.join(" ")); // a bc d
+ * ```
+ */
 export interface StreamDecoder<I, O> {
   /** Decodes `chunk`, passing each output value to `emit`. May wait (e.g. for a body's reader). Throws on a fault. */
   push(chunk: I, emit: (value: O) => void): void | Promise<void>;
@@ -15,7 +37,23 @@ export interface StreamDecoder<I, O> {
   failed?(reason: unknown): void;
 }
 
-/** Options of {@linkcode DecoderStream}. */
+/**
+ * Options of {@linkcode DecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecoderStream, type DecoderStreamOptions } from "watchwire";
+ *
+ * // Up to 16 decoded values may wait for a slow reader before the stage stops taking input.
+ * const options: DecoderStreamOptions = { readableHighWaterMark: 16 };
+ * const upper = new DecoderStream<string, string>({ push: (s, emit) => emit(s.toUpperCase()), finish() {} }, options);
+ * const writer = upper.writable.getWriter();
+ * await writer.write("a"); // with the default (0) this would wait for a reader
+ * await writer.write("b");
+ * await writer.close();
+ * console.log((await Array.fromAsync(upper.readable)).join("")); // AB
+ * ```
+ */
 export interface DecoderStreamOptions {
   /** Output values that may wait unread before the stage stops taking input. Default 0, as `TransformStream`. */
   readableHighWaterMark?: number;

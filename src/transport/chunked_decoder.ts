@@ -9,7 +9,22 @@ import { type FieldList, parseFieldLine } from "./field_line.ts";
 import { LineBuffer } from "./line_buffer.ts";
 import { describe } from "./describe_byte.ts";
 
-/** Limits of {@linkcode ChunkedDecoder}. */
+/**
+ * Limits of {@linkcode ChunkedDecoder}.
+ *
+ * @example
+ * ```ts
+ * import { ChunkedDecoder, type ChunkedDecoderOptions, DecodeError } from "watchwire";
+ *
+ * const options: ChunkedDecoderOptions = { maxChunkLineBytes: 8, maxTrailerBytes: 1024 };
+ * const decoder = new ChunkedDecoder(options);
+ * try {
+ *   decoder.push(new TextEncoder().encode("5;name=value\r\nhello\r\n"), () => {});
+ * } catch (error) {
+ *   if (error instanceof DecodeError) console.log(error.code, error.offset); // HEADER_TOO_LARGE 8
+ * }
+ * ```
+ */
 export interface ChunkedDecoderOptions {
   /** Longest chunk-size line (size and extensions, without CRLF) accepted. Default 4096. */
   maxChunkLineBytes?: number;

@@ -8,7 +8,20 @@ import { type FieldList, fieldValues } from "./field_line.ts";
 import { GunzipStream } from "./gunzip_stream.ts";
 import { InflateStream } from "./inflate_stream.ts";
 
-/** A body and the content coding removed from it (`"gzip"`, `"deflate"`), or `undefined` when none was. */
+/**
+ * A body and the content coding removed from it (`"gzip"`, `"deflate"`), or `undefined` when none was.
+ *
+ * @example
+ * ```ts
+ * import { type ContentDecodedBody, removeContentCoding } from "watchwire";
+ *
+ * const deflated = new Blob(["{}\n"]).stream().pipeThrough(new CompressionStream("deflate"));
+ * const result: ContentDecodedBody = removeContentCoding([["content-encoding", "deflate"]], deflated);
+ * console.log(result.decoded, JSON.stringify(await new Response(result.body).text())); // deflate "{}\n"
+ * const plain = removeContentCoding([["content-encoding", "br"]], new Blob(["x"]).stream());
+ * console.log(plain.decoded); // undefined
+ * ```
+ */
 export interface ContentDecodedBody {
   body: ReadableStream<Uint8Array>;
   decoded: "gzip" | "deflate" | undefined;

@@ -5,7 +5,20 @@
  */
 import { DecodeError } from "../errors.ts";
 
-/** Header or trailer fields in arrival order, names lower-cased, values with surrounding whitespace removed. */
+/**
+ * Header or trailer fields in arrival order, names lower-cased, values with surrounding whitespace removed.
+ *
+ * @example
+ * ```ts
+ * import { ChunkedDecoderStream, type FieldList } from "watchwire";
+ *
+ * const wire = new Blob(["2\r\nok\r\n0\r\nGrpc-Status: 0\r\nX-Note:  a b \r\n\r\n"]).stream();
+ * const chunked = new ChunkedDecoderStream();
+ * await wire.pipeThrough(chunked).pipeTo(new WritableStream());
+ * const trailers: FieldList = await chunked.trailerFields;
+ * console.log(JSON.stringify(trailers)); // [["grpc-status","0"],["x-note","a b"]]
+ * ```
+ */
 export type FieldList = Array<[name: string, value: string]>;
 
 // tchar per RFC 9110 §5.6.2.
@@ -74,7 +87,7 @@ export function fieldValues(fields: FieldList, name: string): string[] {
  * import { toHeaders } from "watchwire";
  *
  * const headers = toHeaders([["content-type", "application/json"], ["vary", "a"], ["vary", "b"]]);
- * console.log(headers.get("vary")); // "a, b"
+ * console.log(headers.get("vary")); // a, b
  * ```
  */
 export function toHeaders(fields: FieldList): Headers {

@@ -9,7 +9,18 @@ import { crc32, crc32Byte } from "./crc32.ts";
 import { describe, hex32 } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
 
-/** Options of {@linkcode GunzipStream}. */
+/**
+ * Options of {@linkcode GunzipStream}.
+ *
+ * @example
+ * ```ts
+ * import { GunzipStream, type GunzipStreamOptions } from "watchwire";
+ *
+ * const options: GunzipStreamOptions = { native: false }; // watchwire's own decoder, in every runtime
+ * const gzipped = new Blob(["hello"]).stream().pipeThrough(new CompressionStream("gzip"));
+ * console.log(await new Response(gzipped.pipeThrough(new GunzipStream(options))).text()); // hello
+ * ```
+ */
 export interface GunzipStreamOptions {
   /**
    * Use the runtime's `DecompressionStream("gzip")` where it decodes multi-member input with zero padding correctly

@@ -7,7 +7,27 @@
 import { DecodeError } from "../errors.ts";
 import { type FieldList, fieldValues, latin1, parseFieldLine } from "./field_line.ts";
 
-/** How a response body is delimited on the connection. */
+/**
+ * How a response body is delimited on the connection.
+ *
+ * @example
+ * ```ts
+ * import { type Http1BodyFraming, Http1ResponseDecoderStream } from "watchwire";
+ *
+ * const bodyEnd: Record<Http1BodyFraming, string> = {
+ *   chunked: "at the last chunk",
+ *   "content-length": "after Content-Length bytes",
+ *   close: "when the connection closes",
+ *   none: "no body",
+ *   upgrade: "no body: another protocol follows",
+ * };
+ * const wire = new Blob(["HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\n\r\n{}"]).stream();
+ * for await (const response of wire.pipeThrough(new Http1ResponseDecoderStream())) {
+ *   await response.body.cancel();
+ *   console.log(response.status, bodyEnd[response.framing]); // 204 no body, then 200 when the connection closes
+ * }
+ * ```
+ */
 export type Http1BodyFraming =
   /** `Transfer-Encoding: chunked`. */
   | "chunked"
@@ -20,7 +40,21 @@ export type Http1BodyFraming =
   /** `101 Switching Protocols`: what follows on the connection is another protocol, handed on raw. */
   | "upgrade";
 
-/** A parsed response head. */
+/**
+ * A parsed response head.
+ *
+ * @example
+ * ```ts
+ * import { type Http1Head, Http1ResponseDecoderStream } from "watchwire";
+ *
+ * // Each Http1Response carries its head's fields (all but contentLength).
+ * const summary = (head: Omit<Http1Head, "contentLength">) => `${head.version} ${head.status} ${head.framing}`;
+ * const wire = new Blob(["HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"]).stream();
+ * for await (const response of wire.pipeThrough(new Http1ResponseDecoderStream())) {
+ *   console.log(summary(response), response.statusText, response.headers.length); // HTTP/1.0 404 content-length Not Found 1
+ * }
+ * ```
+ */
 export interface Http1Head {
   /** `HTTP/1.1` or `HTTP/1.0`. */
   version: string;

@@ -12,7 +12,22 @@ import { removeContentCoding } from "./content_coding.ts";
 import { type Http1BodyFraming, parseHead } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
 
-/** Options of {@linkcode Http1ResponseDecoderStream}. */
+/**
+ * Options of {@linkcode Http1ResponseDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { type Http1ResponseDecoderOptions, Http1ResponseDecoderStream } from "watchwire";
+ *
+ * const gzipped = await new Response(new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
+ * const wire = new Blob(["HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n", gzipped]).stream();
+ * const options: Http1ResponseDecoderOptions = { decompress: false, maxHeaderBytes: 8192 };
+ * for await (const response of wire.pipeThrough(new Http1ResponseDecoderStream(options))) {
+ *   const body = new Uint8Array(await new Response(response.body).arrayBuffer());
+ *   console.log(response.decoded, body[0], body[1]); // undefined 31 139 (still gzip)
+ * }
+ * ```
+ */
 export interface Http1ResponseDecoderOptions {
   /** Largest response head (status line and header section) accepted. Default 64 KiB. */
   maxHeaderBytes?: number;
@@ -26,7 +41,24 @@ export interface Http1ResponseDecoderOptions {
   bodyHighWaterMark?: number;
 }
 
-/** One response read from a connection. */
+/**
+ * One response read from a connection.
+ *
+ * @example
+ * ```ts
+ * import { type Http1Response, Http1ResponseDecoderStream } from "watchwire";
+ *
+ * const wire = new Blob([
+ *   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+ *   "2\r\n{}\r\n0\r\nX-Done: 1\r\n\r\n",
+ * ]).stream();
+ * const responses: ReadableStream<Http1Response> = wire.pipeThrough(new Http1ResponseDecoderStream());
+ * for await (const response of responses) {
+ *   console.log(response.index, response.status, response.framing, response.bodyOffset); // 0 200 chunked 47
+ *   console.log(await new Response(response.body).text(), JSON.stringify(await response.trailers)); // {} [["x-done","1"]]
+ * }
+ * ```
+ */
 export interface Http1Response {
   /** Position of the response on the connection, 0 for the first. */
   index: number;

@@ -14,7 +14,23 @@ import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
 import type { ErrorWatchEvent, KubernetesObject, Status, WatchEvent } from "../events.ts";
 
-/** Options of {@linkcode decodeWatchResponse}, passed on to the body codec. */
+/**
+ * Options of {@linkcode decodeWatchResponse}, passed on to the body codec.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, type DecodeWatchOptions } from "watchwire";
+ *
+ * // Events up to 1 MiB; protobuf objects decoded as apiVersion, kind and metadata only.
+ * const options: DecodeWatchOptions = { maxEventBytes: 1024 * 1024, protobuf: { mode: "metadata" } };
+ * const response = new Response('{"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"web"}}}\n', {
+ *   headers: { "content-type": "application/json;stream=watch" },
+ * });
+ * for await (const event of decodeWatchResponse(response, options)) {
+ *   if (event.type === "DELETED") console.log(event.type, event.object.metadata?.name); // DELETED web
+ * }
+ * ```
+ */
 export interface DecodeWatchOptions {
   /** Largest single event accepted, in bytes. Default 16 MiB. */
   maxEventBytes?: number;
@@ -31,7 +47,24 @@ export interface DecodeWatchOptions {
   protobuf?: KubernetesProtobufOptions;
 }
 
-/** Turns a watch response body into events; `mediaType` is the response's parsed Content-Type. */
+/**
+ * Turns a watch response body into events; `mediaType` is the response's parsed Content-Type.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponse, JsonWatchEventDecoderStream, type WatchBodyCodec } from "watchwire";
+ *
+ * // A proxy that labels watch bodies `application/x-ndjson`: decode them as the JSON watches they are.
+ * const ndjson: WatchBodyCodec = (body, _mediaType, options) =>
+ *   body.pipeThrough(new JsonWatchEventDecoderStream<unknown>({ maxLineBytes: options.maxEventBytes }));
+ * const response = new Response('{"type":"ADDED","object":{"metadata":{"name":"web"}}}\n', {
+ *   headers: { "content-type": "application/x-ndjson; charset=utf-8" },
+ * });
+ * for await (const event of decodeWatchResponse(response, { codecs: { "application/x-ndjson": ndjson } })) {
+ *   console.log(event.type); // ADDED
+ * }
+ * ```
+ */
 export type WatchBodyCodec = (
   body: ReadableStream<Uint8Array>,
   mediaType: MediaType,

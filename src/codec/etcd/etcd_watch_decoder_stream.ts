@@ -15,7 +15,22 @@ import {
   type EtcdWatchResponse,
 } from "./watch_response.ts";
 
-/** Options of {@linkcode EtcdWatchDecoderStream}. */
+/**
+ * Options of {@linkcode EtcdWatchDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, type EtcdWatchDecoderOptions, EtcdWatchDecoderStream } from "watchwire";
+ *
+ * const options: EtcdWatchDecoderOptions = { maxFragmentedBytes: 4 }; // tiny, to show the limit
+ * const part = Uint8Array.of(0x10, 1, 0x38, 1); // watch_id 1, fragment: true (4 bytes)
+ * try {
+ *   for await (const _ of ReadableStream.from([part, part]).pipeThrough(new EtcdWatchDecoderStream(options)));
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset); // MESSAGE_TOO_LARGE 0
+ * }
+ * ```
+ */
 export interface EtcdWatchDecoderOptions {
   /**
    * Most message bytes one fragmented response may add up to before it is complete (`MESSAGE_TOO_LARGE` beyond).
@@ -108,7 +123,21 @@ function tooLarge(offset: number, max: number): DecodeError {
   return new DecodeError("MESSAGE_TOO_LARGE", offset, `etcd watch: fragmented response exceeds ${max} bytes`);
 }
 
-/** A key-value as `etcdctl -w json` prints it: base64 bytes, snake_case names, zero values omitted. */
+/**
+ * A key-value as `etcdctl -w json` prints it: base64 bytes, snake_case names, zero values omitted.
+ *
+ * @example
+ * ```ts
+ * import { decodeEtcdWatchResponse, etcdEventToJson, type EtcdKeyValueJson } from "watchwire";
+ *
+ * const kv = [0x0a, 1, 0x61, 0x18, 7, 0x2a, 1, 0x62]; // key "a", mod_revision 7, value "b"
+ * const event = [0x12, kv.length, ...kv];
+ * const [put] = decodeEtcdWatchResponse(Uint8Array.of(0x5a, event.length, ...event)).events;
+ * const json: EtcdKeyValueJson = etcdEventToJson(put).kv;
+ * console.log(json.key, json.mod_revision, json.value, json.version); // YQ== 7 Yg== undefined
+ * console.log(atob(json.value ?? "")); // b
+ * ```
+ */
 export interface EtcdKeyValueJson {
   /** The key, base64; absent if empty. */
   key?: string;
@@ -124,7 +153,21 @@ export interface EtcdKeyValueJson {
   lease?: number;
 }
 
-/** An event as `etcdctl watch -w json` prints it in `Events`, except that `type` is always present, as a name. */
+/**
+ * An event as `etcdctl watch -w json` prints it in `Events`, except that `type` is always present, as a name.
+ *
+ * @example
+ * ```ts
+ * import { decodeEtcdWatchResponse, type EtcdEventJson, etcdEventToJson } from "watchwire";
+ *
+ * const prev = [0x0a, 1, 0x61, 0x10, 7, 0x18, 7, 0x20, 1, 0x2a, 1, 0x62]; // "a" = "b" at revision 7
+ * const kv = [0x0a, 1, 0x61, 0x18, 8]; // "a", deleted at revision 8
+ * const event = [0x08, 1, 0x12, kv.length, ...kv, 0x1a, prev.length, ...prev]; // DELETE, with prev_kv
+ * const [deleted] = decodeEtcdWatchResponse(Uint8Array.of(0x5a, event.length, ...event)).events;
+ * const json: EtcdEventJson = etcdEventToJson(deleted);
+ * if (json.type === "DELETE") console.log(json.kv.mod_revision, json.prev_kv?.value); // 8 Yg==
+ * ```
+ */
 export interface EtcdEventJson {
   /** `"PUT"` or `"DELETE"` (etcdctl omits PUT, the zero value, and prints DELETE as `1`). */
   type: "PUT" | "DELETE";
@@ -195,7 +238,29 @@ export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
   return out;
 }
 
-/** A Kubernetes object as the API server stores it in etcd, found by {@linkcode kubernetesValue}. */
+/**
+ * A Kubernetes object as the API server stores it in etcd, found by {@linkcode kubernetesValue}.
+ *
+ * @example
+ * ```ts
+ * import { type EtcdKeyValue, kubernetesValue, type KubernetesValue } from "watchwire";
+ *
+ * const stored = (value: string): EtcdKeyValue => ({
+ *   key: new TextEncoder().encode("/registry/configmaps/default/a"), value: new TextEncoder().encode(value),
+ *   createRevision: 5, modRevision: 5, version: 1, lease: 0,
+ * });
+ * const describe = (value: KubernetesValue | undefined): string => {
+ *   switch (value?.format) {
+ *     case "json": return `JSON ${value.object.kind}`;
+ *     case "protobuf": return `protobuf, ${value.bytes.length} bytes`;
+ *     default: return "not a Kubernetes object";
+ *   }
+ * };
+ * console.log(describe(kubernetesValue(stored('{"kind":"ConfigMap"}')))); // JSON ConfigMap
+ * console.log(describe(kubernetesValue(stored("k8s\0\x0a\x00")))); // protobuf, 6 bytes
+ * console.log(describe(kubernetesValue(stored("[1, 2]")))); // not a Kubernetes object
+ * ```
+ */
 export type KubernetesValue =
   /** The protobuf envelope (`k8s\0` magic, then a `runtime.Unknown`); `bytes` is the whole value, magic included. */
   | { format: "protobuf"; bytes: Uint8Array }

@@ -6,7 +6,18 @@
  */
 import { ProtobufReader } from "../protobuf/reader.ts";
 
-/** `etcdserverpb.ResponseHeader`. 64-bit values are numbers: see the precision note on {@linkcode ProtobufReader}. */
+/**
+ * `etcdserverpb.ResponseHeader`. 64-bit values are numbers: see the precision note on {@linkcode ProtobufReader}.
+ *
+ * @example
+ * ```ts
+ * import { decodeEtcdWatchResponse, type EtcdResponseHeader } from "watchwire";
+ *
+ * const fields = [0x18, 42, 0x20, 2]; // revision 42, raft_term 2
+ * const header: EtcdResponseHeader = decodeEtcdWatchResponse(Uint8Array.of(0x0a, fields.length, ...fields)).header;
+ * console.log(header.revision, header.raftTerm, header.clusterId); // 42 2 0
+ * ```
+ */
 export interface EtcdResponseHeader {
   /** `cluster_id` (1, uint64): a random 64-bit id, so usually not exact as a number. */
   clusterId: number;
@@ -18,7 +29,22 @@ export interface EtcdResponseHeader {
   raftTerm: number;
 }
 
-/** `mvccpb.KeyValue`. `key` and `value` are `subarray` views of the message bytes (no copy). */
+/**
+ * `mvccpb.KeyValue`. `key` and `value` are `subarray` views of the message bytes (no copy).
+ *
+ * @example
+ * ```ts
+ * import { decodeEtcdWatchResponse, type EtcdKeyValue } from "watchwire";
+ *
+ * // kv { key "/k", create_revision 5, mod_revision 9, version 3, value "v1" }
+ * const fields = [0x0a, 2, 0x2f, 0x6b, 0x10, 5, 0x18, 9, 0x20, 3, 0x2a, 2, 0x76, 0x31];
+ * const event = [0x12, fields.length, ...fields];
+ * const kv: EtcdKeyValue = decodeEtcdWatchResponse(Uint8Array.of(0x5a, event.length, ...event)).events[0].kv;
+ * const text = new TextDecoder();
+ * console.log(text.decode(kv.key), text.decode(kv.value)); // /k v1
+ * console.log(kv.createRevision, kv.modRevision, kv.version); // 5 9 3
+ * ```
+ */
 export interface EtcdKeyValue {
   /** `key` (1, bytes). */
   key: Uint8Array;
@@ -34,7 +60,22 @@ export interface EtcdKeyValue {
   lease: number;
 }
 
-/** `mvccpb.Event`. */
+/**
+ * `mvccpb.Event`.
+ *
+ * @example
+ * ```ts
+ * import { decodeEtcdWatchResponse, type EtcdEvent } from "watchwire";
+ *
+ * const put = [0x12, 5, 0x0a, 1, 0x61, 0x18, 7]; // PUT, kv { key "a", mod_revision 7 }
+ * const del = [0x08, 1, 0x12, 5, 0x0a, 1, 0x61, 0x18, 8]; // DELETE, kv { key "a", mod_revision 8 }
+ * const response = decodeEtcdWatchResponse(Uint8Array.of(0x5a, put.length, ...put, 0x5a, del.length, ...del));
+ * const events: EtcdEvent[] = response.events;
+ * for (const event of events) {
+ *   console.log(event.type, event.kv.modRevision, event.prevKv === undefined); // PUT 7 true, DELETE 8 true
+ * }
+ * ```
+ */
 export interface EtcdEvent {
   /** `type` (1, enum EventType: PUT = 0, DELETE = 1). */
   type: "PUT" | "DELETE";
@@ -44,7 +85,24 @@ export interface EtcdEvent {
   prevKv?: EtcdKeyValue;
 }
 
-/** `etcdserverpb.WatchResponse`. */
+/**
+ * `etcdserverpb.WatchResponse`.
+ *
+ * @example
+ * ```ts
+ * import { EtcdWatchDecoderStream, type EtcdWatchResponse } from "watchwire";
+ *
+ * const onResponse = (response: EtcdWatchResponse) => {
+ *   if (response.created) console.log("watch", response.watchId, "created");
+ *   else if (response.canceled) console.log("compacted: restart at revision", response.compactRevision);
+ *   else console.log(response.events.length, "events at revision", response.header.revision);
+ * };
+ * const created = Uint8Array.of(0x10, 3, 0x18, 1); // watch_id 3, created
+ * const compacted = Uint8Array.of(0x10, 3, 0x20, 1, 0x28, 100); // watch_id 3, canceled, compact_revision 100
+ * const responses = ReadableStream.from([created, compacted]).pipeThrough(new EtcdWatchDecoderStream());
+ * for await (const r of responses) onResponse(r); // watch 3 created, compacted: restart at revision 100
+ * ```
+ */
 export interface EtcdWatchResponse {
   /** `header` (1); all zero if absent. */
   header: EtcdResponseHeader;

@@ -25,10 +25,40 @@ import type { FrameOwnership } from "../../framing/frame_splitter.ts";
  * still equals, copies and serializes as the full decoding's (a fault in them is thrown at that first read). The
  * objects of `ERROR` events (a `Status`) are always decoded in full, and so are the few built-in kinds that have no
  * metadata (`PodLogOptions` and the other subresource options, `SerializedReference`, `DeploymentRollback`).
+ *
+ * @example
+ * ```ts
+ * import { decodeKubernetesProtobufObject, KubernetesProtobufObject, type KubernetesProtobufMode } from "watchwire";
+ *
+ * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
+ * const pod = Uint8Array.of(
+ *   0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 7, 0x0a, 5, 0x0a, 3, 0x77, 0x65, 0x62,
+ * );
+ * const modes: KubernetesProtobufMode[] = ["full", "metadata"];
+ * for (const mode of modes) {
+ *   const object = decodeKubernetesProtobufObject(pod, { mode });
+ *   console.log(mode, object.kind, object instanceof KubernetesProtobufObject); // full Pod false, metadata Pod true
+ * }
+ * ```
  */
 export type KubernetesProtobufMode = "full" | "metadata";
 
-/** Options of the Kubernetes protobuf decoders. */
+/**
+ * Options of the Kubernetes protobuf decoders.
+ *
+ * @example
+ * ```ts
+ * import { coreV1, createKubernetesDecoders, decodeKubernetesProtobufObject, type KubernetesProtobufOptions } from "watchwire";
+ *
+ * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
+ * const pod = Uint8Array.of(
+ *   0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 7, 0x0a, 5, 0x0a, 3, 0x77, 0x65, 0x62,
+ * );
+ * const options: KubernetesProtobufOptions = { decoders: createKubernetesDecoders([coreV1]), mode: "metadata" };
+ * const object = decodeKubernetesProtobufObject(pod, options);
+ * console.log(object.kind, JSON.stringify(object.metadata)); // Pod {"name":"web"}
+ * ```
+ */
 export interface KubernetesProtobufOptions {
   /**
    * The object decoders by `apiVersion` and `kind`. Default, from the `watchwire` entry point: `builtinDecoders` (every

@@ -32,7 +32,22 @@ function magicAt(bytes: Uint8Array, start: number, end: number): boolean {
     bytes[start + 3] === 0;
 }
 
-/** A parsed `k8s\0` + `runtime.Unknown` envelope (see {@linkcode parseKubernetesEnvelope}). */
+/**
+ * A parsed `k8s\0` + `runtime.Unknown` envelope (see {@linkcode parseKubernetesEnvelope}).
+ *
+ * @example
+ * ```ts
+ * import { type KubernetesEnvelope, parseKubernetesEnvelope } from "watchwire";
+ *
+ * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
+ * const pod = Uint8Array.of(
+ *   0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 7, 0x0a, 5, 0x0a, 3, 0x77, 0x65, 0x62,
+ * );
+ * const envelope: KubernetesEnvelope = parseKubernetesEnvelope(pod);
+ * console.log(envelope.apiVersion, envelope.kind, envelope.contentType === ""); // v1 Pod true
+ * console.log(envelope.rawStart, envelope.rawEnd); // 17 24
+ * ```
+ */
 export interface KubernetesEnvelope {
   /** `typeMeta.apiVersion` (never empty). */
   apiVersion: string;

@@ -7,7 +7,23 @@
 import type { ObjectMeta } from "../../events.ts";
 import type { JsonObject, ObjectDecoder } from "./registry.ts";
 
-/** What a {@linkcode KubernetesProtobufObject} is made of. */
+/**
+ * What a {@linkcode KubernetesProtobufObject} is made of.
+ *
+ * @example
+ * ```ts
+ * import { KubernetesProtobufObject, type KubernetesProtobufObjectInit } from "watchwire";
+ *
+ * const init: KubernetesProtobufObjectInit = {
+ *   kind: "Widget",
+ *   apiVersion: "example.com/v1",
+ *   metadata: { name: "w", namespace: "default" },
+ *   raw: Uint8Array.of(0x0a, 3, 0x12, 1, 0x77), // the message, kept as it is
+ * };
+ * const widget = new KubernetesProtobufObject(init);
+ * console.log(widget.metadata.name, widget.raw.length, widget.decodable, widget.decode()); // w 5 false undefined
+ * ```
+ */
 export interface KubernetesProtobufObjectInit {
   kind: string;
   apiVersion: string;

@@ -21,7 +21,22 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  */
 const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
 
-/** Options of {@linkcode KubernetesProtobufWatchDecoderStream}. */
+/**
+ * Options of {@linkcode KubernetesProtobufWatchDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, KubernetesProtobufWatchDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire";
+ *
+ * const options: KubernetesProtobufWatchOptions = { mode: "metadata", maxEventBytes: 1024 };
+ * const body = new Blob([Uint8Array.of(0, 0, 0x10, 0)]).stream(); // a frame announcing 4096 bytes
+ * try {
+ *   for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream(options)));
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset); // MESSAGE_TOO_LARGE 0
+ * }
+ * ```
+ */
 export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
   /** Largest event (frame without its 4-byte prefix) accepted, checked before it is buffered. Default 16 MiB. */
   maxEventBytes?: number;

@@ -7,7 +7,23 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import { MsgpackEventReader } from "./format.ts";
 
-/** Options of {@linkcode MsgpackEventDecoderStream}. */
+/**
+ * Options of {@linkcode MsgpackEventDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, MsgpackEventDecoderStream, type MsgpackEventDecoderOptions, MsgpackEventEncoderStream } from "watchwire";
+ *
+ * const options: MsgpackEventDecoderOptions = { maxEventBytes: 1024 };
+ * const event = { type: "ADDED", object: { kind: "Pod", metadata: { name: "x".repeat(2000) } } } as const;
+ * const recording = ReadableStream.from([event]).pipeThrough(new MsgpackEventEncoderStream());
+ * try {
+ *   for await (const _ of recording.pipeThrough(new MsgpackEventDecoderStream(options)));
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset); // MESSAGE_TOO_LARGE 9
+ * }
+ * ```
+ */
 export interface MsgpackEventDecoderOptions {
   /** Longest encoded event accepted, in bytes: checked on its length prefix, before it is buffered. Default 16 MiB. */
   maxEventBytes?: number;

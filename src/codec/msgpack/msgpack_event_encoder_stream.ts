@@ -7,7 +7,28 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import { MsgpackEventWriter } from "./format.ts";
 
-/** Options of {@linkcode MsgpackEventEncoderStream}. */
+/**
+ * Options of {@linkcode MsgpackEventEncoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { MsgpackEventEncoderStream, type MsgpackEventEncoderOptions, type WatchEvent } from "watchwire";
+ *
+ * const options: MsgpackEventEncoderOptions = { maxEventBytes: 1024 };
+ * const events: WatchEvent[] = [
+ *   { type: "ADDED", object: { kind: "Pod", metadata: { name: "web" } } },
+ *   { type: "ADDED", object: { kind: "Pod", metadata: { name: "x".repeat(2000) } } },
+ * ];
+ * const encoded = ReadableStream.from(events).pipeThrough(new MsgpackEventEncoderStream(options));
+ * const chunks: Uint8Array[] = [];
+ * try {
+ *   for await (const chunk of encoded) chunks.push(chunk);
+ * } catch (e) {
+ *   // The header and the first event came out before the second failed the stream.
+ *   console.log(e instanceof RangeError, chunks.length); // true 2
+ * }
+ * ```
+ */
 export interface MsgpackEventEncoderOptions {
   /**
    * Longest encoded event written, in bytes: a longer one fails the stream (a `RangeError`), so that the encoder never

@@ -12,10 +12,34 @@ import { STATIC_NAMES, STATIC_TABLE_LENGTH, STATIC_VALUES } from "./static_table
 /**
  * A decoded header field: name and value as strings with one character per octet (latin1, see
  * {@linkcode HpackDecoder}).
+ *
+ * @example
+ * ```ts
+ * import { HpackDecoder } from "watchwire";
+ * import type { HeaderField } from "watchwire";
+ *
+ * // ":method: GET", ":path: /" as HPACK indexed fields (static table entries 2 and 4).
+ * const fields: HeaderField[] = new HpackDecoder().decode(Uint8Array.of(0x82, 0x84));
+ * for (const [name, value] of fields) console.log(name, value); // :method GET, then :path /
+ * ```
  */
 export type HeaderField = [name: string, value: string];
 
-/** A decoded header block with the fields that were sent as "never indexed" literals. */
+/**
+ * A decoded header block with the fields that were sent as "never indexed" literals.
+ *
+ * @example
+ * ```ts
+ * import { HpackDecoder } from "watchwire";
+ * import type { DecodedHeaderBlock } from "watchwire";
+ *
+ * // ":method: GET" (indexed), then "authorization: secret" as a literal never indexed (static name entry 23).
+ * const bytes = Uint8Array.of(0x82, 0x1f, 0x08, 6, ...new TextEncoder().encode("secret"));
+ * const block: DecodedHeaderBlock = new HpackDecoder().decodeBlock(bytes);
+ * const sensitive = block.neverIndexed.map((i) => block.fields[i][0]);
+ * console.log(block.fields.length, sensitive.join()); // 2 authorization
+ * ```
+ */
 export interface DecodedHeaderBlock {
   /** The header list, in order. */
   fields: HeaderField[];
@@ -26,7 +50,21 @@ export interface DecodedHeaderBlock {
   neverIndexed: number[];
 }
 
-/** Options of {@linkcode HpackDecoder}. */
+/**
+ * Options of {@linkcode HpackDecoder}.
+ *
+ * @example
+ * ```ts
+ * import { HpackDecoder } from "watchwire";
+ * import type { HpackDecoderOptions } from "watchwire";
+ *
+ * // A peer that announced SETTINGS_HEADER_TABLE_SIZE = 0: no dynamic table at all.
+ * const options: HpackDecoderOptions = { maxTableSize: 0, maxHeaderListSize: 16384, maxStringLength: 4096 };
+ * const decoder = new HpackDecoder(options);
+ * // "x: 1" as a literal with incremental indexing: decoded, but there is no room to keep it.
+ * console.log(decoder.decode(Uint8Array.of(0x40, 1, 0x78, 1, 0x31)).length, decoder.tableSize); // 1 0
+ * ```
+ */
 export interface HpackDecoderOptions {
   /** SETTINGS_HEADER_TABLE_SIZE in force at the start of the connection (the initial dynamic table size). Default 4096. */
   maxTableSize?: number;

@@ -26,7 +26,24 @@ const PREFACE_FIRST = 0x50;
 const PREFACE_LENGTH = 24;
 const SETTINGS_TYPE = 0x4;
 
-/** Options of {@linkcode Http2ConnectionDecoderStream}. */
+/**
+ * Options of {@linkcode Http2ConnectionDecoderStream}.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
+ * import type { Http2ConnectionDecoderOptions } from "watchwire";
+ *
+ * const options: Http2ConnectionDecoderOptions = { preface: "none", maxHeaderListSize: 8192, bodyHighWaterMark: 1024 };
+ * const wire = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x8d) }, // :status 404
+ * ]);
+ * for await (const message of ReadableStream.from([wire]).pipeThrough(new Http2ConnectionDecoderStream(options))) {
+ *   console.log(message.streamId, message.toResponse().status); // 1 404
+ * }
+ * ```
+ */
 export interface Http2ConnectionDecoderOptions {
   /**
    * The client connection preface: `"expect"` (client-to-server bytes), `"none"` (server-to-client bytes) or
@@ -70,7 +87,28 @@ export interface Http2ConnectionDecoderOptions {
   settingsSink?: { settings(settings: Http2Settings): void; close(): void };
 }
 
-/** How a stream ended. */
+/**
+ * How a stream ended.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2ConnectionDecoderStream, Http2ErrorCode } from "watchwire";
+ * import type { Http2StreamEnd } from "watchwire";
+ *
+ * const wire = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x88) }, // :status 200
+ *   { type: "DATA", streamId: 1, data: new TextEncoder().encode("{}") },
+ *   // A reset with NO_ERROR ends the stream without failing its body.
+ *   { type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.NO_ERROR },
+ * ]);
+ * for await (const message of ReadableStream.from([wire]).pipeThrough(new Http2ConnectionDecoderStream())) {
+ *   const body = await new Response(message.body).text();
+ *   const end: Http2StreamEnd = await message.end;
+ *   console.log(body, end.reason, end.errorCode); // {} reset 0
+ * }
+ * ```
+ */
 export interface Http2StreamEnd {
   /**
    * `"end-stream"`: a frame with END_STREAM; `"reset"`: RST_STREAM; `"goaway"`: a GOAWAY whose last-stream-id is
@@ -133,7 +171,32 @@ export class Http2StreamError extends Error {
   }
 }
 
-/** One stream of one direction of a connection: a request (client to server) or a response (server to client). */
+/**
+ * One stream of one direction of a connection: a request (client to server) or a response (server to client).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
+ * import type { Http2Message } from "watchwire";
+ *
+ * // Trailers: "grpc-status: 0" as an HPACK literal field with a new name (RFC 7541 §6.2.2).
+ * const trailers = new TextEncoder().encode("\0\x0bgrpc-status\x010");
+ * const wire = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x88) }, // :status 200
+ *   { type: "DATA", streamId: 1, data: new TextEncoder().encode("ok") },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: trailers },
+ * ]);
+ * async function show(message: Http2Message): Promise<void> {
+ *   const body = await new Response(message.body).text();
+ *   const status = new Headers(await message.trailers).get("grpc-status");
+ *   console.log(message.streamId, message.headers?.[0].join(" "), body, status, (await message.end).reason);
+ * }
+ * for await (const message of ReadableStream.from([wire]).pipeThrough(new Http2ConnectionDecoderStream())) {
+ *   await show(message); // 1 :status 200 ok 0 end-stream
+ * }
+ * ```
+ */
 export interface Http2Message {
   /** The stream id. */
   streamId: number;

@@ -11,7 +11,28 @@ import {
 } from "./connection_decoder_stream.ts";
 import type { Http2Settings } from "./frames.ts";
 
-/** A request as its header block tells it. */
+/**
+ * A request as its header block tells it.
+ *
+ * @example
+ * ```ts
+ * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
+ * import type { Http2Request } from "watchwire";
+ *
+ * // GET / over http (HPACK static entries 2, 6, 4), then ":authority: example.com" (a literal, indexed name 1).
+ * const block = Uint8Array.of(0x82, 0x86, 0x84, 0x01, 11, ...new TextEncoder().encode("example.com"));
+ * const c2s = encodeHttp2Frames([
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: block },
+ * ]);
+ * const s2c = encodeHttp2Frames([
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x88) }, // :status 200
+ * ]);
+ * for await (const exchange of decodeHttp2Exchanges(ReadableStream.from([s2c]), ReadableStream.from([c2s]))) {
+ *   const request: Http2Request | undefined = exchange.request;
+ *   console.log(request?.method, request?.authority, request?.path, request?.headers.length); // GET example.com / 4
+ * }
+ * ```
+ */
 export interface Http2Request {
   /** `:method`. */
   method: string | undefined;
@@ -23,7 +44,25 @@ export interface Http2Request {
   headers: FieldList;
 }
 
-/** One stream of a connection: the response and, when the client's bytes were given and held it, the request. */
+/**
+ * One stream of a connection: the response and, when the client's bytes were given and held it, the request.
+ *
+ * @example
+ * ```ts
+ * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
+ * import type { Http2Exchange } from "watchwire";
+ *
+ * // Only the server-to-client bytes: the exchanges have no request.
+ * const s2c = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x88) }, // :status 200
+ * ]);
+ * const exchanges: ReadableStream<Http2Exchange> = decodeHttp2Exchanges(ReadableStream.from([s2c]));
+ * for await (const { streamId, request, response } of exchanges) {
+ *   console.log(streamId, request === undefined, response.toResponse().status); // 1 true 200
+ * }
+ * ```
+ */
 export interface Http2Exchange {
   /** The stream id. */
   streamId: number;
@@ -33,7 +72,25 @@ export interface Http2Exchange {
   response: Http2Message;
 }
 
-/** Options of {@linkcode decodeHttp2Exchanges}. */
+/**
+ * Options of {@linkcode decodeHttp2Exchanges}.
+ *
+ * @example
+ * ```ts
+ * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
+ * import type { Http2ExchangeOptions } from "watchwire";
+ *
+ * // A server-to-client capture saved with a client preface in front (say, a file whose direction was not recorded).
+ * const options: Http2ExchangeOptions = { serverPreface: "detect", maxHeaderListSize: 16384 };
+ * const s2c = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "HEADERS", streamId: 1, endHeaders: true, endStream: true, fragment: Uint8Array.of(0x88) }, // :status 200
+ * ], { preface: true });
+ * for await (const exchange of decodeHttp2Exchanges(ReadableStream.from([s2c]), undefined, options)) {
+ *   console.log(exchange.streamId, exchange.response.toResponse().status); // 1 200
+ * }
+ * ```
+ */
 export interface Http2ExchangeOptions
   extends Omit<Http2ConnectionDecoderOptions, "preface" | "peerSettings" | "settingsSink"> {
   /** The client preface in the client-to-server bytes: `"expect"` it, or `"detect"` it (the default). */

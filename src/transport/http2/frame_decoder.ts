@@ -17,7 +17,20 @@ import {
   type Http2Settings,
 } from "./frames.ts";
 
-/** Options of {@linkcode Http2FrameDecoder}. */
+/**
+ * Options of {@linkcode Http2FrameDecoder}.
+ *
+ * @example
+ * ```ts
+ * import { Http2FrameDecoder } from "watchwire";
+ * import type { Http2FrameDecoderOptions } from "watchwire";
+ *
+ * // The server-to-client direction, whose client announced SETTINGS_MAX_FRAME_SIZE = 65536.
+ * const options: Http2FrameDecoderOptions = { preface: "none", maxFrameSize: 65536, maxContinuationFrames: 8 };
+ * const decoder = new Http2FrameDecoder(options);
+ * console.log(decoder.maxFrameSize); // 65536
+ * ```
+ */
 export interface Http2FrameDecoderOptions {
   /**
    * The client connection preface (RFC 9113 §3.4): `"expect"` requires it (the client-to-server direction),

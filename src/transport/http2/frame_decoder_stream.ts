@@ -7,7 +7,26 @@ import { DecoderStream, type DecoderStreamOptions } from "../../streams/decoder_
 import { Http2FrameDecoder, type Http2FrameDecoderOptions } from "./frame_decoder.ts";
 import type { Http2Frame } from "./frames.ts";
 
-/** Options of {@linkcode Http2FrameDecoderStream}: the decoder's limits and preface mode, and the stream's buffering. */
+/**
+ * Options of {@linkcode Http2FrameDecoderStream}: the decoder's limits and preface mode, and the stream's buffering.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire";
+ * import type { Http2FrameDecoderStreamOptions } from "watchwire";
+ *
+ * // Client-to-server bytes; frames up to 64 KiB; up to 16 frames may wait unread.
+ * const options: Http2FrameDecoderStreamOptions = {
+ *   preface: "expect",
+ *   maxFrameSize: 65536,
+ *   readableHighWaterMark: 16,
+ * };
+ * const wire = encodeHttp2Frames([{ type: "SETTINGS", streamId: 0, parameters: [] }], { preface: true });
+ * for await (const frame of ReadableStream.from([wire]).pipeThrough(new Http2FrameDecoderStream(options))) {
+ *   console.log(frame.type, frame.offset); // SETTINGS 24
+ * }
+ * ```
+ */
 export interface Http2FrameDecoderStreamOptions extends Http2FrameDecoderOptions, DecoderStreamOptions {}
 
 /**

@@ -80,7 +80,18 @@ export const Http2FrameType = {
   CONTINUATION: 0x9,
 } as const;
 
-/** A frame type name of RFC 9113 §6. */
+/**
+ * A frame type name of RFC 9113 §6.
+ *
+ * @example
+ * ```ts
+ * import { Http2FrameType } from "watchwire";
+ * import type { Http2FrameTypeName } from "watchwire";
+ *
+ * const name: Http2FrameTypeName = "WINDOW_UPDATE";
+ * console.log(name, Http2FrameType[name]); // WINDOW_UPDATE 8
+ * ```
+ */
 export type Http2FrameTypeName = keyof typeof Http2FrameType;
 
 /**
@@ -163,7 +174,22 @@ export const Http2SettingId = {
   NO_RFC7540_PRIORITIES: 0x9,
 } as const;
 
-/** What every frame carries. */
+/**
+ * What every frame carries.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
+ * import type { Http2FrameBase } from "watchwire";
+ *
+ * const wire = encodeHttp2Frames([
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "DATA", streamId: 1, endStream: true, data: new TextEncoder().encode("hi") },
+ * ]);
+ * const show = ({ streamId, flags, length, offset }: Http2FrameBase) => console.log(streamId, flags, length, offset);
+ * new Http2FrameDecoder({ preface: "none" }).push(wire, show); // 0 0 0 0, then 1 1 2 9
+ * ```
+ */
 export interface Http2FrameBase {
   /** The stream the frame belongs to; 0 for the connection. The reserved high bit is dropped. */
   streamId: number;
@@ -175,7 +201,23 @@ export interface Http2FrameBase {
   offset: number;
 }
 
-/** Stream priority fields of HEADERS (with the PRIORITY flag) and PRIORITY frames; deprecated by RFC 9113 §5.3.2. */
+/**
+ * Stream priority fields of HEADERS (with the PRIORITY flag) and PRIORITY frames; deprecated by RFC 9113 §5.3.2.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2Priority } from "watchwire";
+ *
+ * const priority: Http2Priority = { exclusive: true, streamDependency: 1, weight: 256 };
+ * const bytes = encodeHttp2Frame({ type: "PRIORITY", streamId: 3, priority });
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type !== "PRIORITY") return;
+ *   const { exclusive, streamDependency, weight }: Http2Priority = frame.priority;
+ *   console.log(exclusive, streamDependency, weight); // true 1 256
+ * });
+ * ```
+ */
 export interface Http2Priority {
   /** The E bit: the dependency is exclusive. */
   exclusive: boolean;
@@ -185,7 +227,23 @@ export interface Http2Priority {
   weight: number;
 }
 
-/** A DATA frame (type 0x0, RFC 9113 §6.1): a run of a stream's content. */
+/**
+ * A DATA frame (type 0x0, RFC 9113 §6.1): a run of a stream's content.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2DataFrame } from "watchwire";
+ *
+ * const data = new TextEncoder().encode("hi");
+ * const bytes = encodeHttp2Frame({ type: "DATA", streamId: 1, endStream: true, padLength: 3, data });
+ * const onData = (frame: Http2DataFrame) =>
+ *   console.log(frame.endStream, frame.padLength, frame.length, new TextDecoder().decode(frame.data)); // true 3 6 hi
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "DATA") onData(frame);
+ * });
+ * ```
+ */
 export interface Http2DataFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "DATA";
@@ -205,7 +263,23 @@ export interface Http2DataFrame extends Http2FrameBase {
   more?: boolean;
 }
 
-/** A HEADERS frame (type 0x1, RFC 9113 §6.2): opens a stream and carries the first fragment of a field block. */
+/**
+ * A HEADERS frame (type 0x1, RFC 9113 §6.2): opens a stream and carries the first fragment of a field block.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2HeadersFrame } from "watchwire";
+ *
+ * // ":status: 200" as an HPACK indexed field (static table entry 8).
+ * const bytes = encodeHttp2Frame({ type: "HEADERS", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x88) });
+ * const onHeaders = (frame: Http2HeadersFrame) =>
+ *   console.log(frame.endHeaders, frame.endStream, frame.priority, frame.fragment[0]); // true false undefined 136
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "HEADERS") onHeaders(frame);
+ * });
+ * ```
+ */
 export interface Http2HeadersFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "HEADERS";
@@ -223,7 +297,26 @@ export interface Http2HeadersFrame extends Http2FrameBase {
   fragment: Uint8Array;
 }
 
-/** A PRIORITY frame (type 0x2, RFC 9113 §6.3; deprecated, still allowed). */
+/**
+ * A PRIORITY frame (type 0x2, RFC 9113 §6.3; deprecated, still allowed).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2PriorityFrame } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frame({
+ *   type: "PRIORITY",
+ *   streamId: 5,
+ *   priority: { exclusive: false, streamDependency: 3, weight: 16 },
+ * });
+ * const onPriority = (frame: Http2PriorityFrame) =>
+ *   console.log(frame.streamId, frame.priority.streamDependency, frame.priority.weight); // 5 3 16
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "PRIORITY") onPriority(frame);
+ * });
+ * ```
+ */
 export interface Http2PriorityFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "PRIORITY";
@@ -231,7 +324,22 @@ export interface Http2PriorityFrame extends Http2FrameBase {
   priority: Http2Priority;
 }
 
-/** An RST_STREAM frame (type 0x3, RFC 9113 §6.4): ends a stream abnormally. */
+/**
+ * An RST_STREAM frame (type 0x3, RFC 9113 §6.4): ends a stream abnormally.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire";
+ * import type { Http2RstStreamFrame } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frame({ type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.CANCEL });
+ * const onReset = (frame: Http2RstStreamFrame) =>
+ *   console.log(frame.streamId, frame.errorCode === Http2ErrorCode.CANCEL); // 1 true
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "RST_STREAM") onReset(frame);
+ * });
+ * ```
+ */
 export interface Http2RstStreamFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "RST_STREAM";
@@ -239,7 +347,26 @@ export interface Http2RstStreamFrame extends Http2FrameBase {
   errorCode: number;
 }
 
-/** The SETTINGS parameters watchwire knows by name, as their last value in a frame (RFC 9113 §6.5.3). */
+/**
+ * The SETTINGS parameters watchwire knows by name, as their last value in a frame (RFC 9113 §6.5.3).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder, Http2SettingId } from "watchwire";
+ * import type { Http2Settings } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frame({
+ *   type: "SETTINGS",
+ *   streamId: 0,
+ *   parameters: [[Http2SettingId.ENABLE_PUSH, 0], [Http2SettingId.MAX_FRAME_SIZE, 65536]],
+ * });
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type !== "SETTINGS") return;
+ *   const settings: Http2Settings = frame.settings;
+ *   console.log(settings.enablePush, settings.maxFrameSize, settings.headerTableSize); // false 65536 undefined
+ * });
+ * ```
+ */
 export interface Http2Settings {
   /** SETTINGS_HEADER_TABLE_SIZE (0x1). */
   headerTableSize?: number;
@@ -259,7 +386,31 @@ export interface Http2Settings {
   noRfc7540Priorities?: boolean;
 }
 
-/** A SETTINGS frame (type 0x4, RFC 9113 §6.5). */
+/**
+ * A SETTINGS frame (type 0x4, RFC 9113 §6.5).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoder, Http2SettingId } from "watchwire";
+ * import type { Http2SettingsFrame } from "watchwire";
+ *
+ * const { MAX_CONCURRENT_STREAMS } = Http2SettingId;
+ * const wire = encodeHttp2Frames([
+ *   // MAX_CONCURRENT_STREAMS twice (the last value counts), then an identifier watchwire does not know.
+ *   {
+ *     type: "SETTINGS",
+ *     streamId: 0,
+ *     parameters: [[MAX_CONCURRENT_STREAMS, 10], [MAX_CONCURRENT_STREAMS, 100], [0xf0, 1]],
+ *   },
+ *   { type: "SETTINGS", streamId: 0, ack: true, parameters: [] },
+ * ]);
+ * new Http2FrameDecoder({ preface: "none" }).push(wire, (frame) => {
+ *   if (frame.type !== "SETTINGS") return;
+ *   const { ack, parameters, settings }: Http2SettingsFrame = frame;
+ *   console.log(ack, parameters.length, settings.maxConcurrentStreams); // false 3 100, then true 0 undefined
+ * });
+ * ```
+ */
 export interface Http2SettingsFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "SETTINGS";
@@ -271,7 +422,29 @@ export interface Http2SettingsFrame extends Http2FrameBase {
   settings: Http2Settings;
 }
 
-/** A PUSH_PROMISE frame (type 0x5, RFC 9113 §6.6): a server announces a stream it will push. */
+/**
+ * A PUSH_PROMISE frame (type 0x5, RFC 9113 §6.6): a server announces a stream it will push.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2PushPromiseFrame } from "watchwire";
+ *
+ * // The promised request's field block: ":method: GET", ":path: /" (HPACK static entries 2 and 4).
+ * const bytes = encodeHttp2Frame({
+ *   type: "PUSH_PROMISE",
+ *   streamId: 1,
+ *   endHeaders: true,
+ *   promisedStreamId: 2,
+ *   fragment: Uint8Array.of(0x82, 0x84),
+ * });
+ * const onPush = (frame: Http2PushPromiseFrame) =>
+ *   console.log(frame.streamId, frame.promisedStreamId, frame.endHeaders, frame.fragment.length); // 1 2 true 2
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "PUSH_PROMISE") onPush(frame);
+ * });
+ * ```
+ */
 export interface Http2PushPromiseFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "PUSH_PROMISE";
@@ -287,7 +460,22 @@ export interface Http2PushPromiseFrame extends Http2FrameBase {
   fragment: Uint8Array;
 }
 
-/** A PING frame (type 0x6, RFC 9113 §6.7). */
+/**
+ * A PING frame (type 0x6, RFC 9113 §6.7).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2PingFrame } from "watchwire";
+ *
+ * const opaqueData = Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8);
+ * const bytes = encodeHttp2Frame({ type: "PING", streamId: 0, ack: true, opaqueData });
+ * const onPing = (frame: Http2PingFrame) => console.log(frame.ack, frame.opaqueData.join("")); // true 12345678
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "PING") onPing(frame);
+ * });
+ * ```
+ */
 export interface Http2PingFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "PING";
@@ -297,7 +485,28 @@ export interface Http2PingFrame extends Http2FrameBase {
   opaqueData: Uint8Array;
 }
 
-/** A GOAWAY frame (type 0x7, RFC 9113 §6.8): the connection is shutting down. */
+/**
+ * A GOAWAY frame (type 0x7, RFC 9113 §6.8): the connection is shutting down.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire";
+ * import type { Http2GoawayFrame } from "watchwire";
+ *
+ * const bytes = encodeHttp2Frame({
+ *   type: "GOAWAY",
+ *   streamId: 0,
+ *   lastStreamId: 7,
+ *   errorCode: Http2ErrorCode.ENHANCE_YOUR_CALM,
+ *   debugData: new TextEncoder().encode("too many streams"),
+ * });
+ * const onGoaway = ({ lastStreamId, errorCode, debugData }: Http2GoawayFrame) =>
+ *   console.log(lastStreamId, errorCode, new TextDecoder().decode(debugData)); // 7 11 too many streams
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "GOAWAY") onGoaway(frame);
+ * });
+ * ```
+ */
 export interface Http2GoawayFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "GOAWAY";
@@ -309,7 +518,27 @@ export interface Http2GoawayFrame extends Http2FrameBase {
   debugData: Uint8Array;
 }
 
-/** A WINDOW_UPDATE frame (type 0x8, RFC 9113 §6.9): flow-control credit for a stream or (stream 0) the connection. */
+/**
+ * A WINDOW_UPDATE frame (type 0x8, RFC 9113 §6.9): flow-control credit for a stream or (stream 0) the connection.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
+ * import type { Http2WindowUpdateFrame } from "watchwire";
+ *
+ * const wire = encodeHttp2Frames([
+ *   { type: "WINDOW_UPDATE", streamId: 0, increment: 1048576 },
+ *   { type: "WINDOW_UPDATE", streamId: 3, increment: 65535 },
+ * ]);
+ * const onWindowUpdate = ({ streamId, increment }: Http2WindowUpdateFrame) => {
+ *   const target = streamId === 0 ? "connection" : `stream ${streamId}`;
+ *   console.log(target, increment); // connection 1048576, then stream 3 65535
+ * };
+ * new Http2FrameDecoder({ preface: "none" }).push(wire, (frame) => {
+ *   if (frame.type === "WINDOW_UPDATE") onWindowUpdate(frame);
+ * });
+ * ```
+ */
 export interface Http2WindowUpdateFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "WINDOW_UPDATE";
@@ -317,7 +546,26 @@ export interface Http2WindowUpdateFrame extends Http2FrameBase {
   increment: number;
 }
 
-/** A CONTINUATION frame (type 0x9, RFC 9113 §6.10): the next fragment of a field block. */
+/**
+ * A CONTINUATION frame (type 0x9, RFC 9113 §6.10): the next fragment of a field block.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
+ * import type { Http2ContinuationFrame } from "watchwire";
+ *
+ * // A field block in two fragments: HEADERS without END_HEADERS, then a CONTINUATION that ends it.
+ * const wire = encodeHttp2Frames([
+ *   { type: "HEADERS", streamId: 1, fragment: Uint8Array.of(0x82, 0x84) },
+ *   { type: "CONTINUATION", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x86) },
+ * ]);
+ * const onContinuation = (frame: Http2ContinuationFrame) =>
+ *   console.log(frame.streamId, frame.endHeaders, frame.fragment.length, frame.offset); // 1 true 1 11
+ * new Http2FrameDecoder({ preface: "none" }).push(wire, (frame) => {
+ *   if (frame.type === "CONTINUATION") onContinuation(frame);
+ * });
+ * ```
+ */
 export interface Http2ContinuationFrame extends Http2FrameBase {
   /** Discriminant. */
   type: "CONTINUATION";
@@ -330,6 +578,19 @@ export interface Http2ContinuationFrame extends Http2FrameBase {
 /**
  * A frame of a type RFC 9113 does not define (an extension frame, §5.5). Receivers must ignore it; it is passed on
  * raw so a caller can skip it, or decode an extension it knows.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
+ * import type { Http2UnknownFrame } from "watchwire";
+ *
+ * // An extension frame: ORIGIN (type 0xc, RFC 8336), with no origins.
+ * const bytes = encodeHttp2Frame({ type: "UNKNOWN", streamId: 0, frameType: 0xc, payload: new Uint8Array(0) });
+ * const onUnknown = (frame: Http2UnknownFrame) => console.log(frame.frameType, frame.payload.length); // 12 0
+ * new Http2FrameDecoder({ preface: "none" }).push(bytes, (frame) => {
+ *   if (frame.type === "UNKNOWN") onUnknown(frame);
+ * });
+ * ```
  */
 export interface Http2UnknownFrame extends Http2FrameBase {
   /** Discriminant. */
@@ -340,7 +601,35 @@ export interface Http2UnknownFrame extends Http2FrameBase {
   payload: Uint8Array;
 }
 
-/** Any HTTP/2 frame, discriminated on `type`. */
+/**
+ * Any HTTP/2 frame, discriminated on `type`.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire";
+ * import type { Http2Frame } from "watchwire";
+ *
+ * function describe(frame: Http2Frame): string {
+ *   switch (frame.type) {
+ *     case "DATA":
+ *       return `DATA ${frame.data.length} bytes`;
+ *     case "PING":
+ *       return `PING ack=${frame.ack}`;
+ *     default:
+ *       return frame.type;
+ *   }
+ * }
+ * const wire = encodeHttp2Frames([
+ *   { type: "PING", streamId: 0, opaqueData: new Uint8Array(8) },
+ *   { type: "DATA", streamId: 1, data: new TextEncoder().encode("hello") },
+ *   { type: "WINDOW_UPDATE", streamId: 0, increment: 5 },
+ * ]);
+ * const frames = ReadableStream.from([wire]).pipeThrough(new Http2FrameDecoderStream({ preface: "none" }));
+ * for await (const frame of frames) {
+ *   console.log(describe(frame)); // PING ack=false, then DATA 5 bytes, then WINDOW_UPDATE
+ * }
+ * ```
+ */
 export type Http2Frame =
   | Http2DataFrame
   | Http2HeadersFrame
@@ -359,6 +648,16 @@ export type Http2Frame =
  * derived `settings`; the flag booleans, `padLength` and (except on a PRIORITY frame, whose payload it is) `priority`
  * optional, absent meaning unset or no padding; `flags` optional, adding flag bits the type does not define (for an
  * {@linkcode Http2UnknownFrame}, the whole flags byte).
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frame } from "watchwire";
+ * import type { Http2DataFrame, Http2FrameInitOf } from "watchwire";
+ *
+ * // No offset, length or flags to give; endStream, padded and padLength may be left out.
+ * const init: Http2FrameInitOf<Http2DataFrame> = { type: "DATA", streamId: 1, data: new TextEncoder().encode("ok") };
+ * console.log(encodeHttp2Frame(init).length); // 11
+ * ```
  */
 export type Http2FrameInitOf<F extends Http2Frame> =
   & Omit<
@@ -383,6 +682,22 @@ export type Http2FrameInitOf<F extends Http2Frame> =
  * A frame to encode: the shape of a decoded {@linkcode Http2Frame} without `offset`, `length` and (for SETTINGS)
  * `settings`, with the flag booleans, `padLength` and `priority` optional (see {@linkcode Http2FrameInitOf}). A
  * decoded frame is a valid input.
+ *
+ * @example
+ * ```ts
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
+ * import type { Http2FrameInit } from "watchwire";
+ *
+ * const frames: Http2FrameInit[] = [
+ *   { type: "SETTINGS", streamId: 0, parameters: [] },
+ *   { type: "WINDOW_UPDATE", streamId: 0, increment: 65535 },
+ * ];
+ * const wire = encodeHttp2Frames(frames);
+ * // A decoded frame is an Http2FrameInit too, and re-encodes to the same bytes.
+ * const decoded: Http2FrameInit[] = [];
+ * new Http2FrameDecoder({ preface: "none" }).push(wire, (frame) => decoded.push(frame));
+ * console.log(wire.length, encodeHttp2Frames(decoded).join() === wire.join()); // 22 true
+ * ```
  */
 export type Http2FrameInit = { [T in Http2Frame["type"]]: Http2FrameInitOf<Extract<Http2Frame, { type: T }>> }[
   Http2Frame["type"]

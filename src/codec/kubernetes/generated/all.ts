@@ -65,7 +65,21 @@ import { storageV1beta1 } from "./storage_v1beta1.ts";
 import { storagemigrationV1 } from "./storagemigration_v1.ts";
 import { storagemigrationV1beta1 } from "./storagemigration_v1beta1.ts";
 
-/** The decoders of every built-in group/version (56). */
+/**
+ * The decoders of every built-in group/version (56).
+ *
+ * @example
+ * ```ts
+ * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire";
+ *
+ * console.log(BUILTIN_GROUP_VERSIONS.length, BUILTIN_GROUP_VERSIONS.includes(appsV1)); // 56 true
+ * // Every built-in kind but those of alpha and beta group/versions:
+ * const stable = BUILTIN_GROUP_VERSIONS.filter((gv) => !/alpha|beta/.test(gv.apiVersion));
+ * const decoders = createKubernetesDecoders(stable);
+ * console.log(decoders.decoder("apps/v1", "Deployment") !== undefined); // true
+ * console.log(decoders.decoder("batch/v1beta1", "CronJob")); // undefined
+ * ```
+ */
 export const BUILTIN_GROUP_VERSIONS: readonly GroupVersionDecoders[] = [
   admissionregistrationV1,
   admissionregistrationV1alpha1,
