@@ -5,12 +5,12 @@
  *
  *     console.log(a, b); // what it prints
  *
- * that stands at the example's top level (not indented: it runs once) replaced by a call that formats its arguments
- * as `console.log` does (`Deno.inspect`, strings as they are) and compares them with the comment, white space aside
- * (a comment is one line where `Deno.inspect` may break a long array over several; where the comment writes a line
- * break as `\n`, that reading is accepted too; after the output, the comment may explain it after ": " or " (").
- * Lines inside loops and callbacks are not compared: what they print varies by design. Exit 1 with each mismatch
- * listed.
+ * that stands at the example's top level (not indented; alone, or after a one-line `if (...)`) replaced by a call that
+ * formats its arguments as `console.log` does (`Deno.inspect`, strings as they are) and compares them with the
+ * comment, white space aside (a comment is one line where `Deno.inspect` may break a long array over several; where
+ * the comment writes a line break as `\n`, that reading is accepted too; after the output, the comment may explain it
+ * after ": " or " ("). Each such statement must run exactly once. Lines inside loops and callbacks are not compared:
+ * what they print varies by design. Exit 1 with each mismatch listed.
  *
  * Run: `node --import tsx scripts/check-example-output.ts` (needs the `deno` devDependency).
  */
@@ -65,17 +65,20 @@ function examplesOf(file: string): Example[] {
   return examples;
 }
 
-const STATEMENT = /^console\.log\((.*)\);\s*\/\/ (.*)$/;
+// A statement at the example's top level (it runs once), alone or after a one-line `if (...)`.
+const STATEMENT = /^((?:if \(.*\) )?)console\.log\((.*)\);\s*\/\/ (.*)$/;
 
-/** The example with its top-level `console.log(...); // output` statements turned into checks. */
-function instrument(example: Example): string {
+/** The example with its top-level `console.log(...); // output` statements turned into checks; their ids. */
+function instrument(example: Example, ids: string[]): string {
   return example.code.split("\n").map((line, i) => {
     const m = STATEMENT.exec(line);
     if (m === null) return line;
     example.checks++;
-    return `(globalThis as any).__expectOutput(${JSON.stringify(`${example.where} +${i}`)}, ${
-      JSON.stringify(m[2].trimEnd())
-    }, ${m[1]});`;
+    const id = `${example.where} +${i}`;
+    ids.push(id);
+    return `${m[1]}(globalThis as any).__expectOutput(${JSON.stringify(id)}, ${JSON.stringify(m[3].trimEnd())}, ${
+      m[2]
+    });`;
   }).join("\n");
 }
 
@@ -83,8 +86,10 @@ const RUNNER = `
 const mismatches: string[] = [];
 let checked = 0;
 const format = (args: unknown[]) => args.map((a) => typeof a === "string" ? a : Deno.inspect(a)).join(" ");
+const calls = new Map<string, number>();
 (globalThis as any).__expectOutput = (where: string, expected: string, ...args: unknown[]) => {
   checked++;
+  calls.set(where, (calls.get(where) ?? 0) + 1);
   const got = format(args);
   // A comment may go on after the output with ": " or " (" to explain it.
   const norm = (text: string) => text.replace(/\\s+/g, " ").trim();
@@ -98,6 +103,7 @@ const format = (args: unknown[]) => args.map((a) => typeof a === "string" ? a : 
 };
 const log = console.log;
 const files: string[] = JSON.parse(Deno.args[0]);
+const ids: string[] = JSON.parse(Deno.args[1]);
 for (const file of files) {
   console.log = () => {};
   try {
@@ -108,6 +114,11 @@ for (const file of files) {
     console.log = log;
   }
 }
+// Each checked statement stands at the top level: it must have run exactly once (not skipped by its if, not repeated).
+for (const id of ids) {
+  const n = calls.get(id) ?? 0;
+  if (n !== 1) mismatches.push(id + ": printed " + n + " times, where its comment states one output");
+}
 console.log(JSON.stringify({ checked, mismatches }));
 `;
 
@@ -115,15 +126,23 @@ const examples = [...sourceFiles(`${root}src`), `${root}mod.ts`, `${root}core.ts
 mkdirSync(work, { recursive: true });
 try {
   const files: string[] = [];
+  const ids: string[] = [];
   examples.forEach((example, n) => {
-    const code = instrument(example);
+    const code = instrument(example, ids);
     if (example.checks === 0) return;
     const file = `${work}example_${n}.ts`;
     writeFileSync(file, code + "\n");
     files.push(`./example_${n}.ts`);
   });
   writeFileSync(`${work}runner.ts`, RUNNER);
-  const out = execFileSync(deno, ["run", "-A", "--quiet", `${work}runner.ts`, JSON.stringify(files)], {
+  const out = execFileSync(deno, [
+    "run",
+    "-A",
+    "--quiet",
+    `${work}runner.ts`,
+    JSON.stringify(files),
+    JSON.stringify(ids),
+  ], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 1 << 26,
