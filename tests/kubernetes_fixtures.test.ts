@@ -8,23 +8,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import {
-  DecodeError,
-  JsonWatchEventDecoderStream,
-  KubernetesProtobufObject,
-  KubernetesProtobufWatchDecoderStream,
-} from "../mod.ts";
+import { KubernetesProtobufObject, KubernetesProtobufWatchDecoderStream } from "../mod.ts";
 import { cutsFor, drain, splitAt, streamOf } from "./_util.ts";
-
-interface Entry {
-  apiVersion: string;
-  kind: string;
-  pb: string;
-  json: string;
-}
+import { checkFullMode, checkMetadataMode, type StreamPair } from "./_kubernetes_streams.ts";
 
 const dir = new URL("../fixtures/kubernetes/", import.meta.url);
-const index: Entry[] = JSON.parse(readFileSync(new URL("index.json", dir), "utf8"));
+const index: StreamPair[] = JSON.parse(readFileSync(new URL("index.json", dir), "utf8"));
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
 
 async function decodePb(bytes: Uint8Array, chunks?: Uint8Array[], mode?: "full" | "metadata") {
@@ -48,23 +37,10 @@ test("refgen fixtures: every protobuf watch stream decodes to exactly the events
   let events = 0;
   let notObjects = 0;
   for (const entry of index) {
-    const [pb, json] = [read(entry.pb), read(entry.json)];
     try {
-      const expected = await drain(streamOf([json]).pipeThrough(new JsonWatchEventDecoderStream<unknown>()));
-      const got = await drain(streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
-      assert.deepEqual(got.values, expected.values);
-      if (expected.error === undefined) {
-        assert.equal(got.error, undefined);
-        assert.ok(expected.values.length >= 5, `${entry.json}: ${expected.values.length} events`);
-      } else {
-        // Kinds that are not objects (PodLogOptions, DeploymentRollback, ...) have no metadata, so their BOOKMARK
-        // event is refused: both pipelines must refuse it, after the same events.
-        assert.ok(got.error instanceof DecodeError, String(got.error));
-        assert.equal((got.error as DecodeError).code, (expected.error as DecodeError).code);
-        assert.match(String(got.error), /BOOKMARK/);
-        notObjects++;
-      }
-      events += got.values.length;
+      const result = await checkFullMode(read(entry.pb), read(entry.json));
+      events += result.events;
+      if (result.notObject) notObjects++;
     } catch (error) {
       failures.push(`${entry.apiVersion} ${entry.kind}: ${String(error).slice(0, 2000)}`);
     }
@@ -138,35 +114,10 @@ test("refgen fixtures: metadata mode, split anywhere: the same objects, each kee
 test("refgen fixtures: metadata mode gives each object's metadata, and decode() the full object", async () => {
   let partial = 0;
   for (const entry of index) {
-    const pb = read(entry.pb);
-    const fullRun = await drain(streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
-    const lazyRun = await drain(
-      streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ mode: "metadata" })),
-    );
-    // Kinds without metadata (their BOOKMARK is refused, as in test 2) are decoded in full in metadata mode too.
-    assert.equal(String(lazyRun.error), String(fullRun.error));
-    const [full, lazy] = [fullRun.values, lazyRun.values];
-    assert.equal(lazy.length, full.length);
-    if (fullRun.error !== undefined) {
-      assert.deepEqual(lazy, full);
-      continue;
-    }
-    for (let i = 0; i < full.length; i++) {
-      const [f, l] = [full[i], lazy[i]];
-      assert.equal(l.type, f.type);
-      if (f.type === "ERROR") {
-        assert.deepEqual(l, f);
-        continue;
-      }
-      const object = (l as { object: unknown }).object;
-      assert.ok(object instanceof KubernetesProtobufObject, `${entry.kind} event ${i}`);
-      const fo = (f as { object: Record<string, unknown> }).object;
-      assert.equal(object.apiVersion, fo.apiVersion);
-      assert.equal(object.kind, fo.kind);
-      assert.deepEqual(object.metadata, fo.metadata, `${entry.kind} event ${i} metadata`);
-      assert.deepEqual(object.decode(), fo, `${entry.kind} event ${i} decode()`);
-      assert.deepEqual(JSON.parse(JSON.stringify(object.metadata)), fo.metadata);
-      partial++;
+    try {
+      partial += await checkMetadataMode(read(entry.pb));
+    } catch (error) {
+      assert.fail(`${entry.apiVersion} ${entry.kind}: ${String(error).slice(0, 2000)}`);
     }
   }
   assert.ok(partial >= 4 * 300, `${partial} objects decoded partially`);

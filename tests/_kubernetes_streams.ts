@@ -1,0 +1,85 @@
+/**
+ * The checks a refgen stream pair must pass (tools/refgen/cmd/fixtures writes one per built-in kind: the protobuf
+ * and the JSON watch stream of the same objects), shared by tests/kubernetes_fixtures.test.ts (the committed
+ * fixtures) and scripts/soak-kubernetes-fixtures.ts (fresh fuzzed sets from `tools/refgen/soak.sh`).
+ */
+import assert from "node:assert/strict";
+import {
+  DecodeError,
+  JsonWatchEventDecoderStream,
+  KubernetesProtobufObject,
+  KubernetesProtobufWatchDecoderStream,
+} from "../mod.ts";
+import { drain, streamOf } from "./_util.ts";
+
+/** One line of a refgen `index.json`. */
+export interface StreamPair {
+  apiVersion: string;
+  kind: string;
+  pb: string;
+  json: string;
+}
+
+/** What {@linkcode checkFullMode} found: events compared, and whether the kind is not an object (no metadata). */
+export interface FullModeResult {
+  events: number;
+  notObject: boolean;
+}
+
+/**
+ * The protobuf stream (delivered as `chunks`, default whole) decodes to exactly the events of the JSON stream; for
+ * kinds that are not objects both pipelines refuse the BOOKMARK event, after the same events. Throws on a difference.
+ */
+export async function checkFullMode(pb: Uint8Array, json: Uint8Array, chunks?: Uint8Array[]): Promise<FullModeResult> {
+  const expected = await drain(streamOf([json]).pipeThrough(new JsonWatchEventDecoderStream<unknown>()));
+  const got = await drain(streamOf(chunks ?? [pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
+  assert.deepEqual(got.values, expected.values);
+  if (expected.error === undefined) {
+    assert.equal(got.error, undefined);
+    assert.ok(expected.values.length >= 5, `${expected.values.length} events`);
+    return { events: got.values.length, notObject: false };
+  }
+  // Kinds that are not objects (PodLogOptions, DeploymentRollback, ...) have no metadata, so their BOOKMARK event is
+  // refused: both pipelines must refuse it, after the same events.
+  assert.ok(got.error instanceof DecodeError, String(got.error));
+  assert.equal((got.error as DecodeError).code, (expected.error as DecodeError).code);
+  assert.match(String(got.error), /BOOKMARK/);
+  return { events: got.values.length, notObject: true };
+}
+
+/**
+ * In metadata mode the stream gives every object's apiVersion, kind and metadata as the full decode does, and
+ * `decode()` the full object; kinds without metadata fail as in full mode. Returns the objects decoded partially.
+ */
+export async function checkMetadataMode(pb: Uint8Array): Promise<number> {
+  const fullRun = await drain(streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
+  const lazyRun = await drain(
+    streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ mode: "metadata" })),
+  );
+  assert.equal(String(lazyRun.error), String(fullRun.error));
+  const [full, lazy] = [fullRun.values, lazyRun.values];
+  assert.equal(lazy.length, full.length);
+  if (fullRun.error !== undefined) {
+    assert.deepEqual(lazy, full);
+    return 0;
+  }
+  let partial = 0;
+  for (let i = 0; i < full.length; i++) {
+    const [f, l] = [full[i], lazy[i]];
+    assert.equal(l.type, f.type);
+    if (f.type === "ERROR") {
+      assert.deepEqual(l, f);
+      continue;
+    }
+    const object = (l as { object: unknown }).object;
+    assert.ok(object instanceof KubernetesProtobufObject, `event ${i}`);
+    const fo = (f as { object: Record<string, unknown> }).object;
+    assert.equal(object.apiVersion, fo.apiVersion);
+    assert.equal(object.kind, fo.kind);
+    assert.deepEqual(object.metadata, fo.metadata, `event ${i} metadata`);
+    assert.deepEqual(object.decode(), fo, `event ${i} decode()`);
+    assert.deepEqual(JSON.parse(JSON.stringify(object.metadata)), fo.metadata);
+    partial++;
+  }
+  return partial;
+}
