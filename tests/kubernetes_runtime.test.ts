@@ -49,6 +49,34 @@ function assertNoFailures(what: string, failures: string[], total: number): void
   );
 }
 
+test("kubernetes runtime: readGoString gives Go's string for ill-formed UTF-8 of 33-64 bytes, decoded or interned", () => {
+  // Each Go vector after an ASCII prefix that brings it to 33-64 bytes: Go decodes an ASCII byte on its own, so the
+  // expected string is the prefix followed by the vector's. Read in rounds, so that later rounds hit the table
+  // (or find the slot taken by another string of the same length).
+  const vectors = load<HexVector>("strings.json").filter((v) => v.hex.length / 2 <= 60);
+  const cases: { bytes: Uint8Array; expected: string }[] = [];
+  for (const [n, v] of vectors.entries()) {
+    const bytes = fromHex(v.hex);
+    for (const total of [33, 40 + (n % 20), 64]) {
+      const prefix = `p${n.toString(36)}-`.padEnd(total - bytes.length, "q");
+      if (prefix.length + bytes.length !== total) continue;
+      const padded = new Uint8Array(total);
+      padded.set(new TextEncoder().encode(prefix));
+      padded.set(bytes, prefix.length);
+      cases.push({ bytes: padded, expected: prefix + (JSON.parse(v.json) as string) });
+    }
+  }
+  assert.ok(cases.length >= 100, `${cases.length} cases`);
+  const failures: string[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const c of round === 1 ? [...cases].reverse() : cases) {
+      const got = readGoString(c.bytes, 0, c.bytes.length);
+      check(failures, got === c.expected, () => `${JSON.stringify(got)} for ${JSON.stringify(c.expected)}`);
+    }
+  }
+  assertNoFailures("padded strings", failures, 3 * cases.length);
+});
+
 // ---------------------------------------------------------------------------------------------------------------
 // Strings
 
@@ -112,6 +140,19 @@ test("kubernetes runtime: readGoString's intern table never returns a colliding 
     for (let k = 0; k < strings.length; k++) {
       const i = order === 1 ? k : strings.length - 1 - k;
       assert.equal(readGoString(encoded[i], 0, encoded[i].length), strings[i]);
+    }
+  }
+  // the second table (33-64 bytes, any UTF-8; 1024 slots): ASCII and non-ASCII strings of every length it takes
+  const long = Array.from({ length: 20000 }, (_, i) => {
+    const base = `${(i * 2654435761 >>> 0).toString(36)}-${i % 2 === 0 ? "é" : "x"}-${"0123456789abcdef".repeat(4)}`;
+    return base.slice(0, 33 + (i % 32) - (i % 2 === 0 ? 1 : 0));
+  });
+  const longEncoded = long.map((s) => encoder.encode(s));
+  assert.ok(longEncoded.every((e) => e.length >= 33 && e.length <= 64));
+  for (const order of [1, -1]) {
+    for (let k = 0; k < long.length; k++) {
+      const i = order === 1 ? k : long.length - 1 - k;
+      assert.equal(readGoString(longEncoded[i], 0, longEncoded[i].length), long[i]);
     }
   }
   // same length and hash-slot pressure, differing in one byte only

@@ -11,18 +11,24 @@
 // ignoreBOM: a leading U+FEFF is part of the Go string and must be kept.
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-// ASCII strings up to this length are interned: most short strings of Kubernetes objects (label and annotation
-// keys, namespaces, field managers, kinds, condition types) repeat across objects, and a repeat then costs a hash
-// and a compare instead of an allocation. On V8 building them with String.fromCharCode beats TextDecoder's
-// fixed per-call cost up to about this length too.
-const INTERN_MAX = 32;
-const INTERN_BITS = 12;
-const INTERN_MASK = (1 << INTERN_BITS) - 1;
-// Direct-mapped: a colliding string simply replaces the previous one.
-const interned: (string | undefined)[] = new Array<string | undefined>(1 << INTERN_BITS).fill(undefined);
-// Each entry's length (0: empty slot) and bytes (INTERN_MAX per slot).
-const internedLength = new Uint8Array(1 << INTERN_BITS);
-const internedBytes = new Uint8Array((1 << INTERN_BITS) * INTERN_MAX);
+// Strings that repeat across objects (label and annotation keys, namespaces, field managers, kinds, condition types
+// and messages, image names, owners' UIDs) are interned in two direct-mapped tables keyed by their bytes: a repeat
+// then costs a hash and a compare instead of building a string. A colliding string replaces the entry.
+// - ASCII strings of 1-32 bytes: on V8 building them with String.fromCharCode beats TextDecoder's fixed per-call
+//   cost up to about this length, so a miss builds them that way.
+// - Any string of 33-64 bytes: a miss decodes it as a longer string is decoded, and keeps what that gave. Above this
+//   length a JavaScript compare of the bytes costs about what decoding them does (measured in Bun, Deno and Node).
+const SHORT_MAX = 32;
+const SHORT_BITS = 12;
+const LONG_MAX = 64;
+const LONG_BITS = 10;
+const shortStrings: (string | undefined)[] = new Array<string | undefined>(1 << SHORT_BITS).fill(undefined);
+// Each entry's length (0: empty slot) and bytes (SHORT_MAX / LONG_MAX per slot).
+const shortLengths = new Uint8Array(1 << SHORT_BITS);
+const shortBytes = new Uint8Array((1 << SHORT_BITS) * SHORT_MAX);
+const longStrings: (string | undefined)[] = new Array<string | undefined>(1 << LONG_BITS).fill(undefined);
+const longLengths = new Uint8Array(1 << LONG_BITS);
+const longBytes = new Uint8Array((1 << LONG_BITS) * LONG_MAX);
 // Chunk size for String.fromCharCode.apply over code units (far below engines' argument limits).
 const CHUNK = 4096;
 
@@ -38,9 +44,11 @@ const fromCharCode = String.fromCharCode;
  * with a single U+FFFD: `E2 82 41` is `"\uFFFD\uFFFDA"` here and `"\uFFFDA"` for `TextDecoder`; a surrogate
  * `ED A0 80` is three U+FFFD in both.
  *
- * Cost: ASCII strings of up to 32 bytes are looked up in a small intern table by a hash of their length and six
- * of their bytes, then compared in full (a hit allocates nothing; a miss builds the string from 8-byte `String.fromCharCode` chunks); anything else is one `TextDecoder.decode` of
- * a `subarray` view; only input containing U+FFFD or ill-formed sequences takes the byte-wise Go path.
+ * Cost: strings that repeat are interned: ASCII strings of up to 32 bytes and any string of 33 to 64 bytes are
+ * looked up by a hash of their length and a few of their bytes, then compared in full (a hit allocates nothing; a
+ * miss builds a short ASCII string from 8-byte `String.fromCharCode` chunks and decodes any other). A longer string
+ * (or a short non-ASCII one) is one `TextDecoder.decode` of a `subarray` view; only input containing U+FFFD or
+ * ill-formed sequences takes the byte-wise Go path.
  *
  * @param bytes The buffer holding the string's bytes (not copied, not retained).
  * @param start Offset of the first byte.
@@ -48,38 +56,60 @@ const fromCharCode = String.fromCharCode;
  */
 export function readGoString(bytes: Uint8Array, start: number, end: number): string {
   const length = end - start;
-  if (length <= INTERN_MAX) {
+  if (length <= SHORT_MAX) {
     if (length <= 0) return "";
-    // The slot: a hash of the length and a few bytes at both ends and the middle (where strings of the same length
-    // that repeat in objects tend to differ: "worker-1"/"worker-2", "False"/"True"...); the compare below checks all.
-    const last = end - 1;
-    let hash = Math.imul(length ^ bytes[start], 0x01000193);
-    hash = Math.imul(hash ^ bytes[last], 0x01000193);
-    hash = Math.imul(hash ^ bytes[start + (length >>> 1)], 0x01000193);
-    hash = Math.imul(hash ^ bytes[start + (length >>> 2)], 0x01000193);
-    hash = Math.imul(hash ^ bytes[start + ((length * 3) >>> 2)], 0x01000193);
-    hash = Math.imul(hash ^ bytes[start + ((length * 7) >>> 3)], 0x01000193);
-    const slot = (hash ^ (hash >>> 15)) & INTERN_MASK;
-    // The entry's bytes are compared rather than its string's code units: typed-array loads are the cheapest
-    // compare in every engine. Equal to an interned (ASCII) entry: the bytes are that ASCII.
-    const at = slot * INTERN_MAX;
-    if (internedLength[slot] === length) {
-      let i = 0;
-      while (i < length && internedBytes[at + i] === bytes[start + i]) i++;
-      if (i === length) return interned[slot]!;
-    }
+    const slot = slotOf(bytes, start, length, SHORT_BITS);
+    const at = slot * SHORT_MAX;
+    if (shortLengths[slot] === length && sameBytes(shortBytes, at, bytes, start, length)) return shortStrings[slot]!;
     let any = 0;
     for (let i = start; i < end; i++) any |= bytes[i];
     if (any < 0x80) {
       const s = asciiString(bytes, start, end);
-      interned[slot] = s;
-      internedLength[slot] = length;
-      for (let i = 0; i < length; i++) internedBytes[at + i] = bytes[start + i];
+      shortStrings[slot] = s;
+      shortLengths[slot] = length;
+      for (let i = 0; i < length; i++) shortBytes[at + i] = bytes[start + i];
       return s;
     }
+  } else if (length <= LONG_MAX) {
+    const slot = slotOf(bytes, start, length, LONG_BITS);
+    const at = slot * LONG_MAX;
+    if (longLengths[slot] === length && sameBytes(longBytes, at, bytes, start, length)) return longStrings[slot]!;
+    const view = bytes.subarray(start, end);
+    const s = decode(view, bytes, start, end);
+    longStrings[slot] = s;
+    longLengths[slot] = length;
+    longBytes.set(view, at);
+    return s;
   }
-  const s = utf8.decode(bytes.subarray(start, end));
+  return decode(bytes.subarray(start, end), bytes, start, end);
+}
+
+/** `view` (= `bytes[start:end]`) as Go's string: TextDecoder's result, unless that holds U+FFFD. */
+function decode(view: Uint8Array, bytes: Uint8Array, start: number, end: number): string {
+  const s = utf8.decode(view);
   return s.indexOf("\uFFFD") === -1 ? s : decodeGoUtf8(bytes, start, end);
+}
+
+/**
+ * An intern table slot for `length` (>= 1) bytes at `start`: a hash of the length and bytes at both ends and
+ * inside (where strings of the same length that repeat in objects tend to differ: "worker-1"/"worker-2",
+ * "False"/"True", UIDs); the caller compares all bytes.
+ */
+function slotOf(bytes: Uint8Array, start: number, length: number, bits: number): number {
+  let hash = Math.imul(length ^ bytes[start], 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + length - 1], 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + (length >>> 1)], 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + (length >>> 2)], 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + ((length * 3) >>> 2)], 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + ((length * 7) >>> 3)], 0x01000193);
+  return (hash ^ (hash >>> 15)) & ((1 << bits) - 1);
+}
+
+/** True if `table[at:at+length]` equals `bytes[start:start+length]`. Typed-array loads are the cheapest compare in every engine. */
+function sameBytes(table: Uint8Array, at: number, bytes: Uint8Array, start: number, length: number): boolean {
+  let i = 0;
+  while (i < length && table[at + i] === bytes[start + i]) i++;
+  return i === length;
 }
 
 /** ASCII bytes to a string in 8-byte String.fromCharCode chunks (no per-byte concatenation, no array). */
