@@ -5,7 +5,7 @@
  * its JSON stream (whole, and cut at random points), and metadata mode gives the same metadata and, on `decode()`, the
  * same objects. Prints one line per folder and every difference; exits 1 if there is one.
  *
- * Run through `tools/refgen/soak.sh [COUNT] [FIRST]`, which makes the folders (needs Go), or directly:
+ * Run through `tools/refgen/soak.sh [COUNT] [FIRST] [FILL]`, which makes the folders (needs Go), or directly:
  * `node --import tsx scripts/soak-kubernetes-fixtures.ts DIR...`.
  */
 import { readFileSync } from "node:fs";

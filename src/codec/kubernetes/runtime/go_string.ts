@@ -105,7 +105,10 @@ function slotOf(bytes: Uint8Array, start: number, length: number, bits: number):
   return (hash ^ (hash >>> 15)) & ((1 << bits) - 1);
 }
 
-/** True if `table[at:at+length]` equals `bytes[start:start+length]`. Typed-array loads are the cheapest compare in every engine. */
+/**
+ * True if `table[at:at+length]` equals `bytes[start:start+length]`: the bytes are compared rather than the string's code
+ * units, since typed-array loads are the cheapest compare in every engine.
+ */
 function sameBytes(table: Uint8Array, at: number, bytes: Uint8Array, start: number, length: number): boolean {
   let i = 0;
   while (i < length && table[at + i] === bytes[start + i]) i++;
