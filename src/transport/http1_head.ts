@@ -41,13 +41,13 @@ export type Http1BodyFraming =
   | "upgrade";
 
 /**
- * A parsed response head.
+ * A parsed response head: what every `Http1Response` carries (all but `contentLength`, which its body
+ * stream accounts for).
  *
  * @example
  * ```ts
  * import { type Http1Head, Http1ResponseDecoderStream } from "watchwire";
  *
- * // Each Http1Response carries its head's fields (all but contentLength).
  * const summary = (head: Omit<Http1Head, "contentLength">) => `${head.version} ${head.status} ${head.framing}`;
  * const wire = new Blob(["HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"]).stream();
  * for await (const response of wire.pipeThrough(new Http1ResponseDecoderStream())) {
@@ -58,10 +58,13 @@ export type Http1BodyFraming =
 export interface Http1Head {
   /** `HTTP/1.1` or `HTTP/1.0`. */
   version: string;
+  /** The status code. */
   status: number;
+  /** The reason phrase (may be empty). */
   statusText: string;
   /** Header fields in arrival order, names lower-cased. */
   headers: FieldList;
+  /** How the body is delimited. */
   framing: Http1BodyFraming;
   /** The body length for `content-length` framing. */
   contentLength: number;

@@ -9,7 +9,7 @@ import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { type FieldList, toHeaders } from "./field_line.ts";
 import { removeContentCoding } from "./content_coding.ts";
-import { type Http1BodyFraming, parseHead } from "./http1_head.ts";
+import { type Http1BodyFraming, type Http1Head, parseHead } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
 
 /**
@@ -59,21 +59,13 @@ export interface Http1ResponseDecoderOptions {
  * }
  * ```
  */
-export interface Http1Response {
+export interface Http1Response extends Omit<Http1Head, "contentLength"> {
   /** Position of the response on the connection, 0 for the first. */
   index: number;
   /** Byte offset of the status line in the connection's bytes. */
   offset: number;
   /** Byte offset of the first body byte in the connection's bytes. */
   bodyOffset: number;
-  /** `HTTP/1.1` or `HTTP/1.0`. */
-  version: string;
-  status: number;
-  statusText: string;
-  /** Header fields in arrival order, names lower-cased. */
-  headers: FieldList;
-  /** How the body is delimited. */
-  framing: Http1BodyFraming;
   /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
   decoded: string | undefined;
   /**
