@@ -15,6 +15,9 @@
  *   per frame), each frame that spans reads copied into a buffer of its own as metadata mode must (its objects keep
  *   views of it): the floor under metadata mode. (Full mode reuses one buffer for those frames, so its floor is lower.)
  *
+ * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 64; see
+ * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case.
+ *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
  *
  * Run: `node --expose-gc --import tsx bench/kubernetes_protobuf.bench.ts [--quick]` (or `deno run -A`, `bun`).
