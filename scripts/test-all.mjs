@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Runs the test suite under Node (the one running npm), the current Node LTS (scripts/node-lts.mjs), Deno and Bun (the
-// binaries come from npm) and fails if any runtime fails. `npm test -- node deno` runs only the runtimes named. Each runtime's own report is shown as it runs; a summary line per runtime and a total come last.
+// binaries come from npm) and fails if any runtime fails. `npm test -- node deno` runs only the runtimes named. Each
+// runtime's own report is shown as it runs; a summary line per runtime and a total come last, and after them, for a
+// runtime that failed, its failures again: CI keeps only the end of a long log, which must still say what failed.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -10,11 +12,39 @@ const only = process.argv.slice(2);
 // runs npm may be either.
 const nodeCounts = { pass: /^(?:# |ℹ )pass (\d+)/m, fail: /^(?:# |ℹ )fail (\d+)/m };
 const runtimes = [
-  { name: "node", script: "test:node", ...nodeCounts },
-  { name: "node-lts", script: "test:node-lts", ...nodeCounts },
-  { name: "deno", script: "test:deno", pass: /(\d+) passed/, fail: /(\d+) failed/ },
-  { name: "bun", script: "test:bun", pass: /^\s*(\d+) pass$/m, fail: /^\s*(\d+) fail$/m },
+  { name: "node", script: "test:node", ...nodeCounts, failures: nodeFailures },
+  { name: "node-lts", script: "test:node-lts", ...nodeCounts, failures: nodeFailures },
+  { name: "deno", script: "test:deno", pass: /(\d+) passed/, fail: /(\d+) failed/, failures: denoFailures },
+  { name: "bun", script: "test:bun", pass: /^\s*(\d+) pass$/m, fail: /^\s*(\d+) fail$/m, failures: bunFailures },
 ].filter((r) => only.length === 0 || only.includes(r.name));
+
+/** The lines around each place a report says a test failed (`before` lines ahead of it, `after` behind). */
+function around(lines, isFailure, before, after) {
+  const keep = new Set();
+  lines.forEach((line, i) => {
+    if (!isFailure(line)) return;
+    for (let j = Math.max(0, i - before); j <= Math.min(lines.length - 1, i + after); j++) keep.add(j);
+  });
+  return [...keep].sort((a, b) => a - b).map((i) => lines[i]);
+}
+
+// Node's spec reporter repeats the failures at its end under "failing tests"; its TAP reporter says "not ok" and
+// then the details.
+function nodeFailures(lines) {
+  const start = lines.findIndex((line) => /failing tests:/.test(line));
+  return start >= 0 ? lines.slice(start) : around(lines, (line) => /^\s*not ok /.test(line), 0, 40);
+}
+
+// Deno lists every failure with its error under "ERRORS", then their names under "FAILURES".
+function denoFailures(lines) {
+  const start = lines.findIndex((line) => /^\s*ERRORS\s*$/.test(line));
+  return start >= 0 ? lines.slice(start) : around(lines, (line) => /\.\.\. FAILED/.test(line), 0, 0);
+}
+
+// Bun prints a failing test's error just ahead of its "(fail)" line.
+function bunFailures(lines) {
+  return around(lines, (line) => /^\(fail\)/.test(line), 40, 0);
+}
 
 function run(runtime) {
   return new Promise((resolve) => {
@@ -35,7 +65,8 @@ function run(runtime) {
       const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
       const passed = Number(plain.match(runtime.pass)?.[1] ?? 0);
       const failed = Number(plain.match(runtime.fail)?.[1] ?? 0);
-      resolve({ name: runtime.name, code, passed, failed });
+      const failures = code === 0 ? [] : runtime.failures(plain.split("\n"));
+      resolve({ name: runtime.name, code, passed, failed, failures });
     });
   });
 }
@@ -56,4 +87,12 @@ for (const r of results) {
   if (r.code !== 0 || r.passed === 0) bad = true;
 }
 console.log(`${passed} passed, ${failed} failed`);
+for (const r of results) {
+  if (r.code === 0) continue;
+  const shown = r.failures.slice(-300);
+  console.log(
+    `\n=== ${r.name}: what failed (${shown.length < r.failures.length ? "the last 300 lines of " : ""}its report) ===`,
+  );
+  console.log(shown.length > 0 ? shown.join("\n") : `(no failure found in its report; exit ${r.code})`);
+}
 process.exit(bad ? 1 : 0);
