@@ -27,24 +27,33 @@ export interface FullModeResult {
 }
 
 /**
- * The protobuf stream (delivered as `chunks`, default whole) decodes to exactly the events of the JSON stream; for
- * kinds that are not objects both pipelines refuse the BOOKMARK event, after the same events. Throws on a difference.
+ * The protobuf stream decodes to exactly the events of the JSON stream, delivered whole and then as each cutting in
+ * `cuttings` (the JSON stream is decoded once for all); for kinds that are not objects both pipelines refuse the
+ * BOOKMARK event, after the same events. Throws on a difference.
  */
-export async function checkFullMode(pb: Uint8Array, json: Uint8Array, chunks?: Uint8Array[]): Promise<FullModeResult> {
+export async function checkFullMode(
+  pb: Uint8Array,
+  json: Uint8Array,
+  cuttings: Uint8Array[][] = [],
+): Promise<FullModeResult> {
   const expected = await drain(streamOf([json]).pipeThrough(new JsonWatchEventDecoderStream<unknown>()));
-  const got = await drain(streamOf(chunks ?? [pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
-  assert.deepEqual(got.values, expected.values);
-  if (expected.error === undefined) {
-    assert.equal(got.error, undefined);
-    assert.ok(expected.values.length >= 5, `${expected.values.length} events`);
-    return { events: got.values.length, notObject: false };
+  let result: FullModeResult | undefined;
+  for (const chunks of [[pb], ...cuttings]) {
+    const got = await drain(streamOf(chunks).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
+    assert.deepEqual(got.values, expected.values);
+    if (expected.error === undefined) {
+      assert.equal(got.error, undefined);
+      assert.ok(expected.values.length >= 5, `${expected.values.length} events`);
+    } else {
+      // Kinds that are not objects (PodLogOptions, DeploymentRollback, ...) have no metadata, so their BOOKMARK event
+      // is refused: both pipelines must refuse it, after the same events.
+      assert.ok(got.error instanceof DecodeError, String(got.error));
+      assert.equal((got.error as DecodeError).code, (expected.error as DecodeError).code);
+      assert.match(String(got.error), /BOOKMARK/);
+    }
+    result ??= { events: got.values.length, notObject: expected.error !== undefined };
   }
-  // Kinds that are not objects (PodLogOptions, DeploymentRollback, ...) have no metadata, so their BOOKMARK event is
-  // refused: both pipelines must refuse it, after the same events.
-  assert.ok(got.error instanceof DecodeError, String(got.error));
-  assert.equal((got.error as DecodeError).code, (expected.error as DecodeError).code);
-  assert.match(String(got.error), /BOOKMARK/);
-  return { events: got.values.length, notObject: true };
+  return result!;
 }
 
 /**
