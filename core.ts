@@ -27,7 +27,7 @@ export * from "./src/codec/ndjson_decoder_stream.ts";
 export * from "./src/codec/watch_event.ts";
 export * from "./src/codec/json_watch_event_decoder_stream.ts";
 export * from "./src/codec/media_type.ts";
-export type { Http1BodyFraming, Http1Head } from "./src/transport/http1_head.ts";
+export type { Http1BodyFraming, Http1Head, TransferCoding } from "./src/transport/http1_head.ts";
 export * from "./src/transport/http1_response_decoder_stream.ts";
 export * from "./src/watch/decode_watch_response.ts";
 export * from "./src/transport/gunzip_stream.ts";

@@ -95,6 +95,22 @@ test("chunked: truncated before the last chunk", expectError("1\r\nx\r\n", "TRUN
 test("chunked: truncated in the trailers", expectError("0\r\nA: b\r\n", "TRUNCATED", 9));
 test("chunked: a malformed trailer", expectError("0\r\nA b\r\n\r\n", "HEADER_INVALID", 4));
 test("chunked: data after the end", expectError("0\r\n\r\nX", "TRAILING_DATA", 5));
+test("chunked: whitespace then other than ';' is rejected", expectError("3 x\r\nabc\r\n", "CHUNK_SIZE_INVALID", 2));
+test("chunked: a control byte in an extension", expectError("3;a\x01b\r\nabc\r\n", "CHUNK_SIZE_INVALID", 3));
+test("chunked: a bare LF ends an extension", expectError("3;a=b\nabc\r\n", "CRLF_EXPECTED", 5));
+test("chunked: CR after the size not followed by LF", expectError("3\rabc\r\n", "CRLF_EXPECTED", 2));
+test("chunked: CR after data not followed by LF", expectError("3\r\nabc\rX", "CRLF_EXPECTED", 7, "abc"));
+test("chunked: a bare LF in the trailer section", expectError("0\r\nA: b\nC: d\r\n\r\n", "CRLF_EXPECTED", 7));
+test("chunked: CR in the trailer section not followed by LF", expectError("0\r\nA: b\rC\r\n\r\n", "CRLF_EXPECTED", 8));
+
+test("chunked: whitespace before an extension (RFC 9112 BWS) is accepted", async () => {
+  const wire = utf8("3 \t;a=1\r\nabc\r\n2\t; b\r\nde\r\n0 ;end\r\n\r\n");
+  for (const chunks of [[wire], bytewise(wire)]) {
+    const { values, error } = await drain(decode(streamOf(chunks)));
+    assert.equal(error, undefined);
+    assert.equal(text(values), "abcde");
+  }
+});
 
 test("chunked: extension lines and trailers are bounded", async () => {
   const long = utf8("1;" + "x".repeat(5000) + "\r\na\r\n0\r\n\r\n");

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { gzipSync } from "node:zlib";
+import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
 import { DecodeError, decodeWatchResponse, type Http1Response, Http1ResponseDecoderStream } from "../mod.ts";
 import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
 
@@ -121,9 +121,33 @@ test(
     connectionFault(
       "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
       "CONTENT_LENGTH_INVALID",
-      0,
+      17,
     ),
 );
+for (const value of ["abc", "-1", "+5", "1e3", "0x10", "1234567890123456", "3, 4"]) {
+  test(`http1: Content-Length ${JSON.stringify(value)} is CONTENT_LENGTH_INVALID at its field line`, () =>
+    connectionFault(
+      `HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: ${value}\r\n\r\nabcd`,
+      "CONTENT_LENGTH_INVALID",
+      28,
+    ));
+}
+test("http1: HTTP/2.0 in a status line is STATUS_LINE_INVALID at the version", () =>
+  connectionFault("HTTP/2.0 200 OK\r\n\r\n", "STATUS_LINE_INVALID", 5));
+test("http1: obsolete line folding is HEADER_INVALID at the folded line", () =>
+  connectionFault("HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n", "HEADER_INVALID", 23));
+test("http1: a control byte in a field value is HEADER_INVALID at that byte", () =>
+  connectionFault("HTTP/1.1 200 OK\r\nA: b\x01c\r\n\r\n", "HEADER_INVALID", 21));
+test("http1: an empty field name is HEADER_INVALID", () =>
+  connectionFault("HTTP/1.1 200 OK\r\n: x\r\n\r\n", "HEADER_INVALID", 17));
+for (const te of ["compress, chunked", "chunked, chunked", "chunked, gzip", "identity"]) {
+  test(`http1: Transfer-Encoding ${JSON.stringify(te)} is ENCODING_UNSUPPORTED at its field line`, () =>
+    connectionFault(
+      `HTTP/1.1 200 OK\r\nServer: x\r\nTransfer-Encoding: ${te}\r\n\r\n0\r\n\r\n`,
+      "ENCODING_UNSUPPORTED",
+      28,
+    ));
+}
 test("http1: a truncated head", () => connectionFault("HTTP/1.1 200 OK\r\nContent-Le", "TRUNCATED", 27));
 test("http1: a truncated Content-Length body", () =>
   connectionFault("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "TRUNCATED", 42));
@@ -199,4 +223,119 @@ test("http1: events decoded before a fault reach a slow reader, through every st
   }
   assert.equal(names.length, 30);
   assert.ok(failure instanceof DecodeError && failure.code === "CHUNK_SIZE_INVALID", String(failure));
+});
+
+/** `parts` as chunked coding, one chunk each (sizes in hex), then the last chunk. */
+function chunkedBytes(parts: Uint8Array[]): Uint8Array {
+  return concat([
+    ...parts.flatMap((p) => [utf8(`${p.length.toString(16)}\r\n`), p, utf8("\r\n")]),
+    utf8("0\r\n\r\n"),
+  ]);
+}
+
+// No server at hand sends transfer codings other than chunked (Node's http, Go's net/http, Deno and Bun never do), so
+// these wires are built here: the payload compressed by node:zlib, framed as RFC 9112 §6.1 and §7 describe.
+test("http1: transfer codings besides chunked are removed (gzip, x-gzip, deflate; chunked or until close)", async () => {
+  const payload = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p"}}}\n'.repeat(20);
+  const gz = gzipSync(utf8(payload));
+  const cases: Array<{ te: string; body: Uint8Array; framing: string; codings: string[]; more?: string }> = [
+    {
+      te: "gzip, chunked",
+      body: chunkedBytes([gz.subarray(0, 10), gz.subarray(10)]),
+      framing: "chunked",
+      codings: ["gzip"],
+    },
+    { te: "x-gzip,chunked", body: chunkedBytes([gz]), framing: "chunked", codings: ["gzip"] },
+    { te: "gzip", body: gz, framing: "close", codings: ["gzip"] },
+    { te: "deflate", body: deflateSync(utf8(payload)), framing: "close", codings: ["deflate"] },
+    // Applied in the order listed: deflate first, then gzip over that, then chunked.
+    {
+      te: "deflate, gzip, chunked",
+      body: chunkedBytes([gzipSync(deflateSync(utf8(payload)))]),
+      framing: "chunked",
+      codings: ["deflate", "gzip"],
+    },
+  ];
+  for (const c of cases) {
+    const wire = concat([
+      utf8(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: ${c.te}\r\n\r\n`),
+      c.body,
+    ]);
+    for (const chunks of [[wire], bytewise(wire)]) {
+      const { values, error } = await drain(streamOf(chunks).pipeThrough(new Http1ResponseDecoderStream()));
+      assert.equal(error, undefined, c.te);
+      assert.equal(values.length, 1);
+      const [r] = values;
+      assert.equal(r.framing, c.framing, c.te);
+      assert.deepEqual(r.transferCodings, c.codings, c.te);
+      assert.equal(r.decoded, undefined, c.te);
+      const response = r.toResponse();
+      assert.equal(response.headers.get("transfer-encoding"), null);
+      const events = await drain(decodeWatchResponse(response));
+      assert.equal(events.error, undefined, c.te);
+      assert.equal(events.values.length, 20, c.te);
+    }
+  }
+});
+
+test("http1: a transfer coding over a content coding: both are removed", async () => {
+  const payload = "hello, watch\n";
+  const wire = concat([
+    utf8("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
+    chunkedBytes([gzipSync(gzipSync(utf8(payload)))]),
+  ]);
+  const { values } = await drain(summarize(streamOf(bytewise(wire))));
+  assert.deepEqual(values.map((v) => [v.framing, v.body]), [["chunked", payload]]);
+  // With decompress off only the content coding stays: the body is the gzip member the server's content was.
+  const raw = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream({ decompress: false })));
+  const body = concat((await drain(raw.values[0].body)).values);
+  assert.equal(text([gunzipSync(body)]), payload);
+});
+
+test("http1: a corrupt transfer-coded body fails the body with DECOMPRESSION_FAILED", async () => {
+  const gz = gzipSync(utf8("x".repeat(100)));
+  gz[gz.length - 5] ^= 0xff; // the CRC-32 no longer matches
+  const wire = concat([utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), chunkedBytes([gz])]);
+  const { values } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream()));
+  const { error } = await drain(values[0].body);
+  assert.ok(error instanceof DecodeError && error.code === "DECOMPRESSION_FAILED", String(error));
+});
+
+test("http1: Transfer-Encoding overrides Content-Length; a repeated equal Content-Length is one", async () => {
+  const wire = utf8(
+    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
+      "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3, 3\r\n\r\ndef",
+  );
+  const { values, error } = await drain(summarize(streamOf([wire])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values.map((v) => [v.framing, v.body]), [["chunked", "abc"], ["content-length", "def"]]);
+});
+
+test("http1: empty lines before a status line are skipped", async () => {
+  const wire = utf8("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  for (const chunks of [[wire], bytewise(wire)]) {
+    const { values } = await drain(streamOf(chunks).pipeThrough(new Http1ResponseDecoderStream()));
+    assert.equal(values.length, 1);
+    assert.equal(values[0].offset, 4);
+    assert.equal(text((await drain(values[0].body)).values), "ok");
+  }
+});
+
+test("http1: after 101 Switching Protocols the connection's bytes are the body, raw", async () => {
+  const after = "\x81\x05hello then anything";
+  const wire = utf8("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + after);
+  for (const chunks of [[wire], bytewise(wire)]) {
+    const { values } = await drain(streamOf(chunks).pipeThrough(new Http1ResponseDecoderStream()));
+    assert.equal(values.length, 1);
+    assert.equal(values[0].framing, "upgrade");
+    assert.throws(() => values[0].toResponse(), RangeError);
+    assert.deepEqual(concat((await drain(values[0].body)).values), utf8(after));
+  }
+});
+
+test("http1: toResponse of a 204 or 304 has a null body", async () => {
+  const wire = utf8("HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\n");
+  const { values } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream()));
+  assert.deepEqual(values.map((r) => [r.status, r.framing]), [[204, "none"], [304, "none"]]);
+  for (const r of values) assert.equal(r.toResponse().body, null);
 });

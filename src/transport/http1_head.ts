@@ -66,9 +66,32 @@ export interface Http1Head {
   headers: FieldList;
   /** How the body is delimited. */
   framing: Http1BodyFraming;
+  /**
+   * The transfer codings applied on top of the content besides `chunked`, in the order the server applied them
+   * (`Transfer-Encoding: gzip, chunked` gives `["gzip"]`): each is `"gzip"` or `"deflate"`, and the body handed on
+   * has them removed. Usually empty.
+   */
+  transferCodings: TransferCoding[];
   /** The body length for `content-length` framing. */
   contentLength: number;
 }
+
+/**
+ * A transfer coding that watchwire removes besides `chunked` (RFC 9112 §7.2; `x-gzip` is read as `gzip`).
+ *
+ * @example
+ * ```ts
+ * import { Http1ResponseDecoderStream, type TransferCoding } from "watchwire";
+ *
+ * const gzipped = await new Response(new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
+ * const wire = new Blob(["HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", gzipped]).stream();
+ * for await (const response of wire.pipeThrough(new Http1ResponseDecoderStream())) {
+ *   const codings: TransferCoding[] = response.transferCodings;
+ *   console.log(response.framing, codings, await new Response(response.body).text()); // close [ "gzip" ] {}
+ * }
+ * ```
+ */
+export type TransferCoding = "gzip" | "deflate";
 
 /**
  * Parses a head (status line and field lines, each given without its CRLF) found at input offset `offset`;
@@ -78,8 +101,10 @@ export function parseHead(lines: Uint8Array[], lineOffsets: number[]): Http1Head
   const { version, status, statusText } = parseStatusLine(lines[0], lineOffsets[0]);
   const headers: FieldList = [];
   for (let i = 1; i < lines.length; i++) headers.push(parseFieldLine(lines[i], lineOffsets[i]));
-  const { framing, contentLength } = bodyFraming(status, headers, lineOffsets[0]);
-  return { version, status, statusText, headers, framing, contentLength };
+  // Framing errors are placed at the first field line of the name at fault.
+  const offsetOf = (name: string) => lineOffsets[1 + headers.findIndex(([n]) => n === name)];
+  const { framing, transferCodings, contentLength } = bodyFraming(status, headers, offsetOf);
+  return { version, status, statusText, headers, framing, transferCodings, contentLength };
 }
 
 function parseStatusLine(line: Uint8Array, offset: number) {
@@ -102,23 +127,35 @@ function parseStatusLine(line: Uint8Array, offset: number) {
 function bodyFraming(
   status: number,
   headers: FieldList,
-  offset: number,
-): { framing: Http1BodyFraming; contentLength: number } {
-  if (status === 101) return { framing: "upgrade", contentLength: 0 };
-  if (status < 200 || status === 204 || status === 304) return { framing: "none", contentLength: 0 };
+  offsetOf: (name: string) => number,
+): { framing: Http1BodyFraming; transferCodings: TransferCoding[]; contentLength: number } {
+  if (status === 101) return { framing: "upgrade", transferCodings: [], contentLength: 0 };
+  if (status < 200 || status === 204 || status === 304) {
+    return { framing: "none", transferCodings: [], contentLength: 0 };
+  }
   const te = fieldValues(headers, "transfer-encoding");
   if (te.length > 0) {
-    // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3 item 3).
+    // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3 item 3). Chunked, if present, is applied once and
+    // last (§7); without it last the body runs until the connection closes. The other codings are removed from the
+    // body; one watchwire cannot remove (compress, or chunked anywhere but last) fails here, as in Go's net/http,
+    // rather than hand on bytes still coded.
     const codings = te.join(",").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
-    if (codings[codings.length - 1] !== "chunked") return { framing: "close", contentLength: 0 };
-    if (codings.length > 1) {
-      throw new DecodeError(
-        "ENCODING_UNSUPPORTED",
-        offset,
-        `transfer coding ${JSON.stringify(te.join(", "))} (only chunked is implemented)`,
-      );
+    const chunked = codings[codings.length - 1] === "chunked";
+    const transferCodings: TransferCoding[] = [];
+    for (const coding of chunked ? codings.slice(0, -1) : codings) {
+      if (coding === "gzip" || coding === "x-gzip") transferCodings.push("gzip");
+      else if (coding === "deflate") transferCodings.push("deflate");
+      else {
+        throw new DecodeError(
+          "ENCODING_UNSUPPORTED",
+          offsetOf("transfer-encoding"),
+          coding === "chunked"
+            ? `transfer coding ${JSON.stringify(te.join(", "))}: chunked must be the last coding, and only once`
+            : `transfer coding ${JSON.stringify(coding.slice(0, 40))} (chunked, gzip and deflate are implemented)`,
+        );
+      }
     }
-    return { framing: "chunked", contentLength: 0 };
+    return { framing: chunked ? "chunked" : "close", transferCodings, contentLength: 0 };
   }
   const cl = fieldValues(headers, "content-length");
   if (cl.length > 0) {
@@ -126,7 +163,7 @@ function bodyFraming(
     if (values.size !== 1) {
       throw new DecodeError(
         "CONTENT_LENGTH_INVALID",
-        offset,
+        offsetOf("content-length"),
         `conflicting Content-Length values ${JSON.stringify(cl.join(", "))}`,
       );
     }
@@ -135,11 +172,11 @@ function bodyFraming(
     if (!Number.isSafeInteger(length)) {
       throw new DecodeError(
         "CONTENT_LENGTH_INVALID",
-        offset,
+        offsetOf("content-length"),
         `invalid Content-Length ${JSON.stringify(value.slice(0, 40))}`,
       );
     }
-    return { framing: "content-length", contentLength: length };
+    return { framing: "content-length", transferCodings: [], contentLength: length };
   }
-  return { framing: "close", contentLength: 0 };
+  return { framing: "close", transferCodings: [], contentLength: 0 };
 }

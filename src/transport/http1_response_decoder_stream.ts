@@ -9,6 +9,8 @@ import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { type FieldList, toHeaders } from "./field_line.ts";
 import { removeContentCoding } from "./content_coding.ts";
+import { GunzipStream } from "./gunzip_stream.ts";
+import { InflateStream } from "./inflate_stream.ts";
 import { type Http1BodyFraming, type Http1Head, parseHead } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
 
@@ -69,8 +71,8 @@ export interface Http1Response extends Omit<Http1Head, "contentLength"> {
   /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
   decoded: string | undefined;
   /**
-   * The payload: transfer coding removed, and content coding too where `decoded` says so. A body must be read or
-   * cancelled for the decoder to move on past it (as with `fetch`).
+   * The payload: transfer codings removed (chunked, and any in `transferCodings`), and content coding too where
+   * `decoded` says so. A body must be read or cancelled for the decoder to move on past it (as with `fetch`).
    */
   body: ReadableStream<Uint8Array>;
   /** Trailer fields of a chunked body once it has ended (empty for other framings). */
@@ -263,10 +265,15 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     const segments = this.#segments;
     const bodyStart = this.#bodyStart;
 
+    // Transfer codings are undone last to first (the server applied them in the order listed), then the content's.
+    let payload = feed.stream;
+    for (let k = head.transferCodings.length - 1; k >= 0; k--) {
+      payload = payload.pipeThrough(head.transferCodings[k] === "gzip" ? new GunzipStream() : new InflateStream());
+    }
     const decompress = (this.#options.decompress ?? true) && head.framing !== "none";
     const { body, decoded } = decompress
-      ? removeContentCoding(head.headers, feed.stream)
-      : { body: feed.stream, decoded: undefined };
+      ? removeContentCoding(head.headers, payload)
+      : { body: payload, decoded: undefined };
     const response: Http1Response = {
       index,
       offset,
@@ -276,6 +283,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
       statusText: head.statusText,
       headers: head.headers,
       framing: head.framing,
+      transferCodings: head.transferCodings,
       decoded,
       body,
       trailers,
