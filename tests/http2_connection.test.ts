@@ -397,3 +397,39 @@ test("http2 connection: decodeHttp2Exchanges without client bytes, and with a cl
   const badClient = await drain(decodeHttp2Exchanges(streamOf([s2c]), streamOf([utf8("PRI * HTTP/1.1")])));
   assert.equal(errorKey(badClient.error), "PREFACE_INVALID@11");
 });
+
+test("http2 connection: RST_STREAM with an error fails the body; toResponse's status checks and null bodies", async () => {
+  // ":status" with a literal value (name from static entry 8, not indexed).
+  const status = (value: string) => concat([Uint8Array.of(0x08, value.length), utf8(value)]);
+  const wire = encodeHttp2Frames([
+    SETTINGS,
+    // A reset of a stream never seen is ignored, and so is what follows on it.
+    { type: "RST_STREAM", streamId: 9, errorCode: 8 },
+    { type: "HEADERS", streamId: 9, endHeaders: true, fragment: STATUS_200 },
+    { type: "HEADERS", streamId: 1, endHeaders: true, fragment: STATUS_200 },
+    { type: "DATA", streamId: 1, data: utf8("ab") },
+    { type: "RST_STREAM", streamId: 1, errorCode: 8 }, // CANCEL
+    { type: "HEADERS", streamId: 3, endHeaders: true, endStream: true, fragment: status("204") },
+    { type: "HEADERS", streamId: 5, endHeaders: true, endStream: true, fragment: status("2xx") },
+    {
+      type: "HEADERS",
+      streamId: 7,
+      endHeaders: true,
+      endStream: true,
+      fragment: Uint8Array.of(0x0f, 0x10, 0x02, ...utf8("ok")),
+    }, // no :status
+  ]);
+  const { values, error } = await drain(decodeServer()(streamOf([wire])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values.map((m) => m.streamId), [1, 3, 5, 7]);
+  const [reset, noContent, badStatus, noStatus] = values;
+  const body = await drain(reset.body);
+  assert.equal(text(body.values), "ab");
+  assert.ok(body.error instanceof Http2StreamError && body.error.reason === "reset" && body.error.errorCode === 8);
+  assert.deepEqual(await reset.end, { reason: "reset", errorCode: 8 });
+  const response = noContent.toResponse();
+  assert.equal(response.status, 204);
+  assert.equal(response.body, null);
+  assert.throws(() => badStatus.toResponse(), /no valid :status \(2xx\)/);
+  assert.throws(() => noStatus.toResponse(), /no valid :status \(none\)/);
+});

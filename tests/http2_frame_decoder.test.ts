@@ -844,6 +844,50 @@ const faults: Fault[] = [
     offset: 15,
     before: 0,
   },
+  // RFC 9113 §6.5.2 (and RFC 8441 §3, RFC 9218 §2.1 for 0x8 and 0x9): the second parameter of each is out of range.
+  ...([[0x2, 2, "ENABLE_PUSH"], [0x4, 0x8000_0000, "INITIAL_WINDOW_SIZE"], [0x5, 16383, "MAX_FRAME_SIZE"], [
+    0x8,
+    2,
+    "ENABLE_CONNECT_PROTOCOL",
+  ], [0x9, 2, "NO_RFC7540_PRIORITIES"]] as const).map(([id, value, name]): Fault => ({
+    name: `SETTINGS ${name} = ${value}`,
+    input: concat([
+      PING,
+      raw(H.SETTINGS, 0, 0, [
+        0,
+        3,
+        0,
+        0,
+        0,
+        1,
+        0,
+        id,
+        value >>> 24,
+        (value >>> 16) & 255,
+        (value >>> 8) & 255,
+        value & 255,
+      ]),
+    ]),
+    code: "FRAME_INVALID",
+    offset: 17 + 9 + 6,
+    before: 1,
+  })),
+  ...([[0x8, 0, "PADDED"], [0x20, 4, "PRIORITY"], [0x28, 5, "PADDED and PRIORITY"]] as const).map((
+    [flags, length, name],
+  ): Fault => ({
+    name: `HEADERS with ${name} in ${length} bytes`,
+    input: concat([PING, raw(H.HEADERS, flags | 0x4, 1, new Uint8Array(length))]),
+    code: "FRAME_INVALID",
+    offset: 17,
+    before: 1,
+  })),
+  ...([[0, 3], [0x8, 4]] as const).map(([flags, length]): Fault => ({
+    name: `PUSH_PROMISE${flags ? " with PADDED" : ""} in ${length} bytes`,
+    input: concat([PING, raw(H.PUSH_PROMISE, flags | 0x4, 1, new Uint8Array(length))]),
+    code: "FRAME_INVALID",
+    offset: 17,
+    before: 1,
+  })),
   {
     name: "stream depending on itself",
     input: raw(H.PRIORITY, 0, 7, [0, 0, 0, 7, 16]),
