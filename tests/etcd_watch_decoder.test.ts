@@ -102,6 +102,64 @@ test("etcd: proto3 rules: defaults, last scalar wins, messages merge, unknown an
   assert.equal(h.header.clusterId, JSON.parse(big.toString()));
 });
 
+test("etcd: every field met with another wire type is skipped as unknown (protobuf-go), leaving its default", () => {
+  // [field, its wire type] per message of the schema; each is written once with the other wire type (varint <-> LEN).
+  const responseFields = [[1, 2], [2, 0], [3, 0], [4, 0], [5, 0], [6, 2], [7, 0], [11, 2]] as const;
+  const headerFields = [[1, 0], [2, 0], [3, 0], [4, 0]] as const;
+  const eventFields = [[1, 0], [2, 2], [3, 2]] as const;
+  const kvFields = [[1, 2], [2, 0], [3, 0], [4, 0], [5, 2], [6, 0]] as const;
+  const wrong = (w: ProtoWriter, field: number, wire: number) =>
+    wire === 0 ? w.tag(field, 2).len([0x08, 1]) : w.tag(field, 0).varint(1);
+  const empty = decodeEtcdWatchResponse(new Uint8Array(0));
+  for (const [field, wire] of responseFields) {
+    assert.deepEqual(
+      decodeEtcdWatchResponse(wrong(new ProtoWriter(), field, wire).bytes()),
+      empty,
+      `response ${field}`,
+    );
+  }
+  for (const [field, wire] of headerFields) {
+    const header = wrong(new ProtoWriter(), field, wire).bytes();
+    const r = decodeEtcdWatchResponse(new ProtoWriter().tag(1, 2).len(header).bytes());
+    assert.deepEqual(r, empty, `header ${field}`);
+  }
+  const put = { type: "PUT", kv: { key: "", create_revision: 0, mod_revision: 0, version: 0, value: "", lease: 0 } };
+  for (const [field, wire] of eventFields) {
+    const event = wrong(new ProtoWriter(), field, wire).bytes();
+    const r = decodeEtcdWatchResponse(new ProtoWriter().tag(11, 2).len(event).bytes());
+    assert.equal(r.events.length, 1);
+    assert.equal(r.events[0].type, "PUT", `event ${field}`);
+    assert.equal(r.events[0].prevKv, undefined, `event ${field}`);
+    assert.deepEqual(
+      { ...r.events[0].kv, key: text(r.events[0].kv.key), value: text(r.events[0].kv.value) },
+      { key: "", createRevision: 0, modRevision: 0, version: 0, value: "", lease: 0 },
+      `event ${field}`,
+    );
+  }
+  for (const [field, wire] of kvFields) {
+    const kv = wrong(new ProtoWriter(), field, wire).bytes();
+    const r = decodeEtcdWatchResponse(
+      new ProtoWriter().tag(11, 2).len(new ProtoWriter().tag(2, 2).len(kv).bytes()).bytes(),
+    );
+    const e = r.events[0];
+    assert.deepEqual(
+      {
+        type: e.type,
+        kv: {
+          key: text(e.kv.key),
+          create_revision: e.kv.createRevision,
+          mod_revision: e.kv.modRevision,
+          version: e.kv.version,
+          value: text(e.kv.value),
+          lease: e.kv.lease,
+        },
+      },
+      put,
+      `kv ${field}`,
+    );
+  }
+});
+
 test("etcd: malformed messages are MESSAGE_INVALID with offsets in the gRPC stream", async () => {
   const good = encodeWatchResponse({ watchId: 1, events: [{ type: "PUT", kv: { key: utf8("k"), modRevision: 2 } }] });
   const badType = new ProtoWriter().tag(11, 2).len(new ProtoWriter().tag(1, 0).varint(2).bytes()).bytes();
