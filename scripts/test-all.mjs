@@ -65,7 +65,13 @@ function run(runtime) {
       const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
       const passed = Number(plain.match(runtime.pass)?.[1] ?? 0);
       const failed = Number(plain.match(runtime.fail)?.[1] ?? 0);
-      const failures = code === 0 ? [] : runtime.failures(plain.split("\n"));
+      const lines = plain.split("\n");
+      // A run that stopped before any test failed (a type error, a crash at load) leaves no failure to find: its
+      // report's end says why.
+      const failures = code === 0 ? [] : runtime.failures(lines);
+      if (code !== 0 && failures.length === 0) {
+        failures.push("(no failing test found; the report's end:)", ...lines.slice(-40));
+      }
       resolve({ name: runtime.name, code, passed, failed, failures });
     });
   });
@@ -93,6 +99,6 @@ for (const r of results) {
   console.log(
     `\n=== ${r.name}: what failed (${shown.length < r.failures.length ? "the last 300 lines of " : ""}its report) ===`,
   );
-  console.log(shown.length > 0 ? shown.join("\n") : `(no failure found in its report; exit ${r.code})`);
+  console.log(shown.join("\n"));
 }
 process.exit(bad ? 1 : 0);
