@@ -89,6 +89,38 @@ test("ndjson: an over-long line is refused at its start, before it is buffered w
   assert.ok(fed < 2048, `read ${fed} bytes before failing`);
 });
 
+test("ndjson: a chunk holding more than maxLineBytes of lines each within it decodes as any cutting does", async () => {
+  // A read longer than the limit is split line by line (each line's length checked first): blank and whitespace
+  // lines, CRLF, and a last line of whitespace alone (no value, no error) included.
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.jsonValue({ maxDepth: 2 }), { minLength: 2, maxLength: 10 }), async (list) => {
+      const lines = list.map((v) => JSON.stringify(v));
+      const max = Math.max(...lines.map((l) => utf8(l).length)) + 1;
+      const input = utf8(lines.join("\r\n\n \t\n") + "\n  ");
+      const { values: got, error } = await drain(values(streamOf([input]), max));
+      assert.equal(error, undefined);
+      assert.deepEqual(got, list.map((v) => JSON.parse(JSON.stringify(v))));
+      await assertSplitInvariant(input, (s) => values(s, max), { runs: 5 });
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test("ndjson: an error that map throws, not a DecodeError, passes through unchanged", async () => {
+  const failure = new TypeError("not mine");
+  const map = (v: unknown) => {
+    if ((v as { n: number }).n === 2) throw failure;
+    return v;
+  };
+  // The whole-chunk path, and the line-by-line one (the chunk is longer than maxLineBytes).
+  for (const maxLineBytes of [undefined, 8]) {
+    const input = streamOf([utf8('{"n":1}\n{"n":2}\n{"n":3}\n')]);
+    const { values: got, error } = await drain(input.pipeThrough(new NdjsonDecoderStream({ maxLineBytes, map })));
+    assert.deepEqual(got, [{ n: 1 }]);
+    assert.equal(error, failure);
+  }
+});
+
 test("ndjson: input ending mid-line is TRUNCATED at the line's start", async () => {
   const { values: got, error } = await fault('{"a":1}\n{"type":"ADD', (s) => values(s));
   assert.deepEqual(got, [{ a: 1 }]);
