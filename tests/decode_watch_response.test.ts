@@ -88,6 +88,31 @@ test("decodeWatchResponse: a non-2xx response whose body fails is an error, not 
   assert.ok(error instanceof DecodeError && error.code === "TRUNCATED");
 });
 
+test("decodeWatchResponse: a non-2xx body is read up to maxEventBytes, the rest cancelled (an endless one too)", async () => {
+  let cancelled = false;
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(utf8("0123456789"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const { values, error } = await drain(
+    decodeWatchResponse(new Response(endless, { status: 502, statusText: "Bad Gateway" }), { maxEventBytes: 25 }),
+  );
+  assert.equal(error, undefined);
+  assert.equal(values.length, 1);
+  const event = values[0];
+  assert.ok(event.type === "ERROR");
+  assert.deepEqual([event.object.code, event.object.reason], [502, "InternalError"]);
+  assert.equal(event.object.message, "0123456789012345678901234");
+  assert.ok(cancelled);
+  assert.ok(pulled <= 5, `pulled ${pulled} reads`);
+});
+
 test("decodeWatchResponse: maxEventBytes is enforced", async () => {
   const response = new Response(streamOf([utf8(line)]), { headers: { "content-type": "application/json" } });
   const { error } = await drain(decodeWatchResponse(response, { maxEventBytes: 20 }));

@@ -170,3 +170,33 @@ test("k8s generated decoders: FieldsV1 that is not JSON fails at its bytes; in m
   assert.equal(entries[0].manager, "kubectl");
   assertFault(() => entries[0].fieldsV1, "MESSAGE_INVALID", at, /FieldsV1.*not JSON/);
 });
+
+test("k8s generated decoders: metadata given twice merges as Go's Unmarshal merges it (maps too), in both modes", () => {
+  const first = [...len(1, "cm"), ...len(11, entry("a", "1"))];
+  const second = [...len(3, "ns"), ...len(11, entry("b", "2")), ...len(11, entry("a", "3"))];
+  const bytes = envelope("v1", "ConfigMap", [...len(1, first), ...len(2, entry("k", "v")), ...len(1, second)]);
+  for (const mode of MODES) {
+    const metadata = decodeKubernetesProtobufObject(bytes, { mode }).metadata as Record<string, unknown>;
+    assert.equal(metadata.name, "cm", mode);
+    assert.equal(metadata.namespace, "ns", mode);
+    assert.deepEqual(metadata.labels, { a: "3", b: "2" }, mode);
+    assert.deepEqual(decodeBoth(bytes, mode).data, { k: "v" }, mode);
+  }
+});
+
+test("k8s generated decoders: an envelope field with the wrong wire type, and JSON content that is not an object", () => {
+  const typeMeta = [...len(1, "v1"), ...len(2, "ConfigMap")];
+  const badRaw = int(2, 7); // Unknown.raw as a varint
+  const bytes = Uint8Array.from([0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...badRaw]);
+  assertFault(() => decodeKubernetesProtobufObject(bytes), "MESSAGE_INVALID", indexOf(bytes, badRaw), /raw/);
+  for (const json of ["[1]", "null", '"s"']) {
+    const raw = len(2, json);
+    const object = Uint8Array.from([0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...raw, ...len(4, "application/json")]);
+    assertFault(
+      () => decodeKubernetesProtobufObject(object),
+      "JSON_INVALID",
+      indexOf(object, raw) + 2,
+      /not an object/,
+    );
+  }
+});
