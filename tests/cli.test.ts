@@ -139,7 +139,19 @@ test("cli: a transport fault names its byte in the file", async () => {
 });
 
 test("cli: usage errors exit 2", async () => {
-  for (const args of [[], ["frobnicate"], ["decode"], ["decode", "--output", "xml", "f"], ["decode", "--bogus", "f"]]) {
+  for (
+    const args of [
+      [],
+      ["frobnicate"],
+      ["decode"],
+      ["decode", "--output", "xml", "f"],
+      ["decode", "--bogus", "f"],
+      ["decode", "f", "--output"],
+      ["decode", "--max-event-bytes", "0", "f"],
+      ["decode", "--max-event-bytes=1.5", "f"],
+      ["decode", "--max-event-bytes", "lots", "f"],
+    ]
+  ) {
     const r = await run(args, {});
     assert.equal(r.status, 2, args.join(" "));
     assert.match(r.stderr, /Usage: watchwire decode/);
@@ -151,6 +163,22 @@ test("cli: usage errors exit 2", async () => {
   assert.equal(help.status, 0);
   assert.match(help.stdout, /Usage/);
   assert.equal((await run(["--version"], {})).stdout, "watchwire 9.9.9\n");
+});
+
+test("cli: --max-event-bytes bounds events; 1xx responses are skipped; after a 101 the rest is noted, not decoded", async () => {
+  const limited = await run(["decode", "--max-event-bytes", "100", "-"], { "-": body });
+  assert.equal(limited.status, 1);
+  assert.match(limited.stderr, /^watchwire: -: byte 0: line longer than 100 bytes \[LINE_TOO_LONG\]$/m);
+  const capture = "HTTP/1.1 100 Continue\r\n\r\n" +
+    `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${utf8(lines[0]).length}\r\n\r\n${lines[0]}` +
+    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02hi";
+  const r = await run(["decode", "c"], { c: capture });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, lines[0]);
+  assert.match(
+    r.stderr,
+    /^watchwire: c: response 3 \(101\) switched protocols; the rest of the connection is not HTTP\/1\.1$/m,
+  );
 });
 
 test("cli: gzip capture", async () => {

@@ -397,12 +397,13 @@ async function decodeFile(
     for await (const response of stream.pipeThrough(new Http1ResponseDecoderStream())) {
       current = response;
       const label = `response ${response.index + 1} (${response.status}) `;
-      if (response.status < 200) {
+      // 101 before the other 1xx, which are skipped: after it the connection speaks another protocol.
+      if (response.framing === "upgrade") {
+        await out.note(`watchwire: ${file}: ${label}switched protocols; the rest of the connection is not HTTP/1.1`);
         await response.body.cancel();
         continue;
       }
-      if (response.framing === "upgrade") {
-        await out.note(`watchwire: ${file}: ${label}switched protocols; the rest of the connection is not HTTP/1.1`);
+      if (response.status < 200) {
         await response.body.cancel();
         continue;
       }
