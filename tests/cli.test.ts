@@ -439,6 +439,25 @@ test("cli: etcd over gRPC: grpc-encoding gzip, a non-OK grpc-status on stderr, o
   const bare = await run(["decode", "--payload", "etcd", "-"], { "-": body });
   assert.equal(bare.status, 0, bare.stderr);
   assert.equal(bare.stdout, '{"type":"PUT","kv":{"key":"YQ==","mod_revision":7,"version":1,"value":"Yg=="}}\n');
+  // A grpc-encoding the CLI cannot undo (gRPC's snappy) is a fault of that stream.
+  const snappy = encodeHttp2Frames([
+    { type: "SETTINGS", streamId: 0, parameters: [] },
+    {
+      type: "HEADERS",
+      streamId: 1,
+      endHeaders: true,
+      fragment: Uint8Array.from([
+        0x88,
+        ...literal("content-type", "application/grpc"),
+        ...literal("grpc-encoding", "snappy"),
+      ]),
+    },
+    { type: "DATA", streamId: 1, endStream: true, data: body },
+  ]);
+  const unsupported = await run(["decode", "--payload", "etcd", "h2"], { h2: snappy });
+  assert.equal(unsupported.status, 1);
+  assert.equal(unsupported.stdout, "");
+  assert.match(unsupported.stderr, /grpc-encoding "snappy" is not supported \[ENCODING_UNSUPPORTED\]$/m);
   // An unknown --payload value is a usage error.
   for (
     const args of [["decode", "--payload", "protobuf", "f"], ["decode", "--payload=", "f"], ["decode", "--payload"]]
@@ -594,6 +613,11 @@ test("cli: a protobuf watch in an HTTP/1.1 capture; a protobuf List is noted; a 
   assert.equal(r.status, 0, r.stderr);
   assertEventLines(r.stdout, pbExpected);
   assert.match(r.stderr, /response 1 \(200\) is a ConfigMapList of 2 items, not a watch/);
+  // A body that is one object, neither a list nor a watch, is a fault, not a silent nothing.
+  const single = Uint8Array.from(pbObject("v1", "ConfigMap", pbConfigMap("cm-1", "200", [])));
+  const one = await run(["decode", "--content-type", "application/vnd.kubernetes.protobuf", "-"], { "-": single });
+  assert.equal(one.status, 1);
+  assert.match(one.stderr, /the body is a single ConfigMap, not a watch \[EVENT_INVALID\]$/m);
   // A fault: an unknown event type in the second frame, found at its type field.
   const bad = pbFramed([pbMessages[0], pbEvent("RENAMED", pbObject("v1", "ConfigMap", []))]);
   const faulty = concat([
