@@ -568,3 +568,16 @@ test("property: Huffman round trip of random octets and strings", () => {
     { numRuns: 500 },
   );
 });
+
+test("Huffman strings longer than the decoder's scratch space (grown on demand), then short ones again", () => {
+  const latin = (b: Uint8Array) => Array.from(b, (c) => String.fromCharCode(c)).join("");
+  const long = bytes("eyJhbGciOiJSUzI1NiJ9.".repeat(600)); // 12 600 octets, a bearer token's alphabet
+  const longer = Uint8Array.from({ length: 40_000 }, (_, i) => (i * 7919) % 256); // every octet, codes up to 30 bits
+  const d = new HpackDecoder({ maxHeaderListSize: 1 << 20 });
+  for (const value of [long, longer, bytes("short"), long]) {
+    const coded = huffmanEncode(value);
+    // A literal without indexing with a new name, "a" Huffman-coded (00011, padded with ones: 0x1f), then the value.
+    const block = concat([Uint8Array.of(0x00, 0x81, 0x1f), integer(0x80, 7, coded.length), coded]);
+    assert.deepEqual(d.decode(block), [["a", latin(value)]]);
+  }
+});
