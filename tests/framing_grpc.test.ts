@@ -233,6 +233,15 @@ test("grpc-status: codes, names and percent-decoded messages", () => {
   // Malformed escapes are kept; invalid UTF-8 becomes U+FFFD; nothing throws.
   assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", "50% off %zz %4"]])?.message, "50% off %zz %4");
   assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", "a%FFb"]])?.message, "a\uFFFDb");
+  // Octets sent unencoded (not allowed, sent all the same) are kept as octets, as grpc-go keeps them: a value's
+  // characters up to U+00FF are its octets (HPACK, Headers), so raw UTF-8 reads as its text; other characters (only in
+  // values built by hand) as themselves.
+  const raw = String.fromCharCode(...new TextEncoder().encode("café ✓"));
+  assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", raw]])?.message, "café ✓");
+  assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", `${raw}%20ok`]])?.message, "café ✓ ok");
+  assert.equal(parseGrpcStatus(new Headers({ "grpc-status": "13", "grpc-message": raw }))?.message, "café ✓");
+  assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", "✓ 😀%21"]])?.message, "✓ 😀!");
+  assert.equal(parseGrpcStatus([["grpc-status", "13"], ["grpc-message", "\xff"]])?.message, "\uFFFD");
   // Codes outside the list, or not numbers, are UNKNOWN; the first of repeated fields counts.
   assert.deepEqual(parseGrpcStatus([["grpc-status", "17"]]), { code: 2, name: "UNKNOWN", message: "" });
   assert.deepEqual(parseGrpcStatus([["grpc-status", "-1"]]), { code: 2, name: "UNKNOWN", message: "" });

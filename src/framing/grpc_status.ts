@@ -86,7 +86,8 @@ const UNKNOWN = 2;
  *
  * A `grpc-status` that is not a decimal code in the list (0 to 16) is read as UNKNOWN (2), as grpc-js does. The
  * `grpc-message` is percent-decoded as UTF-8; as the gRPC spec asks, malformed input never fails: a `%` not followed
- * by two hex digits stays as it is, and invalid UTF-8 becomes U+FFFD.
+ * by two hex digits stays as it is, an octet sent unencoded is kept (a value's characters up to U+00FF are its octets,
+ * as HPACK and `Headers` give them), and invalid UTF-8 becomes U+FFFD.
  *
  * @example
  * ```ts
@@ -113,7 +114,7 @@ export function parseGrpcStatus(trailers: Headers | Iterable<[string, string]>):
 
 /** Decodes `%XX` escapes to bytes and the bytes as UTF-8, leniently. */
 function percentDecode(text: string): string {
-  if (!text.includes("%")) return text;
+  if (!/[%\x80-\xff]/.test(text)) return text;
   const bytes: number[] = [];
   const encoder = new TextEncoder();
   for (let i = 0; i < text.length; i++) {
@@ -121,10 +122,12 @@ function percentDecode(text: string): string {
     if (c === 0x25 && i + 2 < text.length && isHex(text.charCodeAt(i + 1)) && isHex(text.charCodeAt(i + 2))) {
       bytes.push(parseInt(text.slice(i + 1, i + 3), 16));
       i += 2;
-    } else if (c < 0x80) {
+    } else if (c < 0x100) {
+      // Header values are byte strings (HPACK and `Headers` give each octet as one character): an octet sent
+      // unencoded, which the spec does not allow, is kept as that octet, as grpc-go keeps it.
       bytes.push(c);
     } else {
-      // Not allowed unencoded, but kept: one code point (a surrogate pair counts as one) as UTF-8.
+      // Only in values built by hand: one code point (a surrogate pair counts as one) as UTF-8.
       const cp = text.codePointAt(i)!;
       for (const b of encoder.encode(String.fromCodePoint(cp))) bytes.push(b);
       if (cp > 0xffff) i++;
