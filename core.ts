@@ -31,7 +31,7 @@ export type { Http1BodyFraming, Http1Head, TransferCoding } from "./src/transpor
 export * from "./src/transport/http1_response_decoder_stream.ts";
 export * from "./src/watch/decode_watch_response.ts";
 export * from "./src/transport/gunzip_stream.ts";
-export * from "./src/transport/content_coding.ts";
+export { type ContentDecodedBody, removeContentCoding } from "./src/transport/content_coding.ts";
 export * from "./src/transport/inflate_stream.ts";
 export * from "./src/streams/decoder_stream.ts";
 export * from "./src/framing/length_prefixed_stream.ts";

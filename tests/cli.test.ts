@@ -400,28 +400,31 @@ test("cli: etcd over gRPC: grpc-encoding gzip, a non-OK grpc-status on stderr, o
     const event = [0x12, kv(key).length, ...kv(key)];
     return Uint8Array.of(0x5a, event.length, ...event);
   };
+  /** A server's side of one gRPC call on stream 1: headers with `grpc-encoding`, the data, then what `end` adds. */
+  const grpcCall = (encoding: string, data: Uint8Array, end: Http2FrameInit[]) =>
+    encodeHttp2Frames([
+      { type: "SETTINGS", streamId: 0, parameters: [] },
+      {
+        type: "HEADERS",
+        streamId: 1,
+        endHeaders: true,
+        fragment: Uint8Array.from([
+          0x88,
+          ...literal("content-type", "application/grpc"),
+          ...literal("grpc-encoding", encoding),
+        ]),
+      },
+      { type: "DATA", streamId: 1, data },
+      ...end,
+    ]);
   const data = await encodeGrpcMessages([response([0x61]), response([0xff, 0x20])], { compress: true });
-  const capture = encodeHttp2Frames([
-    { type: "SETTINGS", streamId: 0, parameters: [] },
-    {
-      type: "HEADERS",
-      streamId: 1,
-      endHeaders: true,
-      fragment: Uint8Array.from([
-        0x88,
-        ...literal("content-type", "application/grpc"),
-        ...literal("grpc-encoding", "gzip"),
-      ]),
-    },
-    { type: "DATA", streamId: 1, data },
-    {
-      type: "HEADERS",
-      streamId: 1,
-      endHeaders: true,
-      endStream: true,
-      fragment: Uint8Array.from([...literal("grpc-status", "5"), ...literal("grpc-message", "key%20gone")]),
-    },
-  ]);
+  const capture = grpcCall("gzip", data, [{
+    type: "HEADERS",
+    streamId: 1,
+    endHeaders: true,
+    endStream: true,
+    fragment: Uint8Array.from([...literal("grpc-status", "5"), ...literal("grpc-message", "key%20gone")]),
+  }]);
   const r = await run(["decode", "--payload", "etcd", "h2"], { h2: capture });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(
@@ -440,20 +443,7 @@ test("cli: etcd over gRPC: grpc-encoding gzip, a non-OK grpc-status on stderr, o
   assert.equal(bare.status, 0, bare.stderr);
   assert.equal(bare.stdout, '{"type":"PUT","kv":{"key":"YQ==","mod_revision":7,"version":1,"value":"Yg=="}}\n');
   // A grpc-encoding the CLI cannot undo (gRPC's snappy) is a fault of that stream.
-  const snappy = encodeHttp2Frames([
-    { type: "SETTINGS", streamId: 0, parameters: [] },
-    {
-      type: "HEADERS",
-      streamId: 1,
-      endHeaders: true,
-      fragment: Uint8Array.from([
-        0x88,
-        ...literal("content-type", "application/grpc"),
-        ...literal("grpc-encoding", "snappy"),
-      ]),
-    },
-    { type: "DATA", streamId: 1, endStream: true, data: body },
-  ]);
+  const snappy = grpcCall("snappy", body, [{ type: "DATA", streamId: 1, endStream: true, data: new Uint8Array(0) }]);
   const unsupported = await run(["decode", "--payload", "etcd", "h2"], { h2: snappy });
   assert.equal(unsupported.status, 1);
   assert.equal(unsupported.stdout, "");

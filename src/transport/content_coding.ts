@@ -43,8 +43,17 @@ export interface ContentDecodedBody {
  * ```
  */
 export function removeContentCoding(headers: FieldList, body: ReadableStream<Uint8Array>): ContentDecodedBody {
-  const coding = fieldValues(headers, "content-encoding").join(",").trim().toLowerCase();
-  if (coding === "gzip" || coding === "x-gzip") return { body: body.pipeThrough(new GunzipStream()), decoded: "gzip" };
-  if (coding === "deflate") return { body: body.pipeThrough(new InflateStream()), decoded: "deflate" };
-  return { body, decoded: undefined };
+  const coding = removableCoding(fieldValues(headers, "content-encoding").join(","));
+  return coding === undefined ? { body, decoded: undefined } : { body: removeCoding(coding, body), decoded: coding };
+}
+
+/** The coding a content or transfer coding's name (case-insensitive, `x-gzip` for `gzip`) says, if one we remove. */
+export function removableCoding(name: string): "gzip" | "deflate" | undefined {
+  const coding = name.trim().toLowerCase();
+  return coding === "gzip" || coding === "x-gzip" ? "gzip" : coding === "deflate" ? "deflate" : undefined;
+}
+
+/** `body` with `coding` removed. */
+export function removeCoding(coding: "gzip" | "deflate", body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  return body.pipeThrough(coding === "gzip" ? new GunzipStream() : new InflateStream());
 }

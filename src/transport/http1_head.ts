@@ -5,6 +5,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { removableCoding } from "./content_coding.ts";
 import { type FieldList, fieldValues, latin1, parseFieldLine } from "./field_line.ts";
 
 /**
@@ -137,14 +138,14 @@ function bodyFraming(
   if (te.length > 0) {
     // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3 item 3). Chunked, if present, is applied once and
     // last (§7); without it last the body runs until the connection closes. The other codings are removed from the
-    // body; one watchwire cannot remove (compress, or chunked anywhere but last) fails here, as in Go's net/http,
-    // rather than hand on bytes still coded.
+    // body; one watchwire cannot remove (compress, or chunked anywhere but last) fails here rather than hand on bytes
+    // still coded (Go's net/http refuses every coding but chunked).
     const codings = te.join(",").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
     const chunked = codings[codings.length - 1] === "chunked";
     const transferCodings: TransferCoding[] = [];
     for (const coding of chunked ? codings.slice(0, -1) : codings) {
-      if (coding === "gzip" || coding === "x-gzip") transferCodings.push("gzip");
-      else if (coding === "deflate") transferCodings.push("deflate");
+      const removable = removableCoding(coding);
+      if (removable !== undefined) transferCodings.push(removable);
       else {
         throw new DecodeError(
           "ENCODING_UNSUPPORTED",

@@ -8,9 +8,7 @@ import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts"
 import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { type FieldList, toHeaders } from "./field_line.ts";
-import { removeContentCoding } from "./content_coding.ts";
-import { GunzipStream } from "./gunzip_stream.ts";
-import { InflateStream } from "./inflate_stream.ts";
+import { removeCoding, removeContentCoding } from "./content_coding.ts";
 import { type Http1BodyFraming, type Http1Head, parseHead } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
 
@@ -267,9 +265,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
 
     // Transfer codings are undone last to first (the server applied them in the order listed), then the content's.
     let payload = feed.stream;
-    for (let k = head.transferCodings.length - 1; k >= 0; k--) {
-      payload = payload.pipeThrough(head.transferCodings[k] === "gzip" ? new GunzipStream() : new InflateStream());
-    }
+    for (let k = head.transferCodings.length - 1; k >= 0; k--) payload = removeCoding(head.transferCodings[k], payload);
     const decompress = (this.#options.decompress ?? true) && head.framing !== "none";
     const { body, decoded } = decompress
       ? removeContentCoding(head.headers, payload)
