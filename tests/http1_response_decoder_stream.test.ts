@@ -238,7 +238,7 @@ function chunkedBytes(parts: Uint8Array[]): Uint8Array {
 test("http1: transfer codings besides chunked are removed (gzip, x-gzip, deflate; chunked or until close)", async () => {
   const payload = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p"}}}\n'.repeat(20);
   const gz = gzipSync(utf8(payload));
-  const cases: Array<{ te: string; body: Uint8Array; framing: string; codings: string[]; more?: string }> = [
+  const cases: Array<{ te: string; body: Uint8Array; framing: string; codings: string[] }> = [
     {
       te: "gzip, chunked",
       body: chunkedBytes([gz.subarray(0, 10), gz.subarray(10)]),

@@ -41,8 +41,8 @@ function indexOf(hay: Uint8Array, needle: Bytes): number {
 
 const MODES: KubernetesProtobufMode[] = ["full", "metadata"];
 
-/** The object's `metadata` and, in metadata mode, the whole object decoded on demand. */
-function decodeBoth(bytes: Uint8Array, mode: KubernetesProtobufMode): Record<string, unknown> {
+/** The whole object: decoded at once in full mode, through `decode()` in metadata mode. */
+function decodeInFull(bytes: Uint8Array, mode: KubernetesProtobufMode): Record<string, unknown> {
   const object = decodeKubernetesProtobufObject(bytes, { mode });
   return mode === "metadata" ? (object as unknown as { decode(): Record<string, unknown> }).decode() : object;
 }
@@ -71,7 +71,7 @@ test("k8s generated decoders: a map key __proto__ is an own property, as JSON.pa
     assert.deepEqual(labels, JSON.parse('{"__proto__":"label","app":"x"}'), mode);
     assert.ok(Object.hasOwn(labels, "__proto__"), mode);
     assert.equal(Object.getPrototypeOf(labels), Object.prototype, mode);
-    const data = decodeBoth(bytes, mode).data as Record<string, unknown>;
+    const data = decodeInFull(bytes, mode).data as Record<string, unknown>;
     assert.equal(JSON.stringify(data), '{"__proto__":"data","toString":"y"}', mode);
     assert.deepEqual(data, JSON.parse('{"__proto__":"data","toString":"y"}'), mode);
     assert.equal(Object.getPrototypeOf(data), Object.prototype, mode);
@@ -85,7 +85,7 @@ test("k8s generated decoders: a known field with the wrong wire type fails at it
   const bytes = envelope("v1", "ConfigMap", [...len(1, len(1, "cm")), ...bad]);
   for (const mode of MODES) {
     assertFault(
-      () => decodeBoth(bytes, mode),
+      () => decodeInFull(bytes, mode),
       "MESSAGE_INVALID",
       indexOf(bytes, bad),
       /ConfigMap: field 4 .*wire type 2/,
@@ -129,7 +129,7 @@ test("k8s generated decoders: a Quantity that does not parse fails at its string
   const bytes = envelope("v1", "ResourceQuota", [...len(1, len(1, "q")), ...len(2, spec)]);
   for (const mode of MODES) {
     assertFault(
-      () => decodeBoth(bytes, mode),
+      () => decodeInFull(bytes, mode),
       "MESSAGE_INVALID",
       indexOf(bytes, value) + 1,
       /"12abc" is not a quantity/,
@@ -155,7 +155,7 @@ test("k8s generated decoders: an IntOrString of a type other than 0 or 1 fails (
   const intOrString = [...int(1, 2), ...int(2, 8080)];
   const bad = service(intOrString);
   for (const mode of MODES) {
-    assertFault(() => decodeBoth(bad, mode), "MESSAGE_INVALID", indexOf(bad, intOrString), /IntOrString: type 2/);
+    assertFault(() => decodeInFull(bad, mode), "MESSAGE_INVALID", indexOf(bad, intOrString), /IntOrString: type 2/);
   }
 });
 
@@ -180,7 +180,7 @@ test("k8s generated decoders: metadata given twice merges as Go's Unmarshal merg
     assert.equal(metadata.name, "cm", mode);
     assert.equal(metadata.namespace, "ns", mode);
     assert.deepEqual(metadata.labels, { a: "3", b: "2" }, mode);
-    assert.deepEqual(decodeBoth(bytes, mode).data, { k: "v" }, mode);
+    assert.deepEqual(decodeInFull(bytes, mode).data, { k: "v" }, mode);
   }
 });
 
