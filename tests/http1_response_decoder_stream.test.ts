@@ -292,6 +292,20 @@ test("http1: a transfer coding over a content coding: both are removed", async (
   assert.equal(text([gunzipSync(body)]), payload);
 });
 
+test("http1: split invariance of a keep-alive connection with transfer-coded bodies, down to single bytes", async () => {
+  const text = (n: number) => `{"n":${n},"pad":"${"x".repeat(n * 40)}"}\n`;
+  const deflated = deflateSync(utf8(text(2)));
+  const wire = concat([
+    utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
+    chunkedBytes([gzipSync(utf8(text(1)))]),
+    utf8(`HTTP/1.1 200 OK\r\nContent-Length: ${deflated.length}\r\nTransfer-Encoding: deflate\r\n\r\n`),
+    deflated,
+  ]);
+  const { values, error } = await assertSplitInvariant(wire, summarize, { runs: 40 });
+  assert.equal(error, undefined);
+  assert.deepEqual(values.map((v) => [v.framing, v.body]), [["chunked", text(1)], ["close", text(2)]]);
+});
+
 test("http1: a corrupt transfer-coded body fails the body with DECOMPRESSION_FAILED", async () => {
   const gz = gzipSync(utf8("x".repeat(100)));
   gz[gz.length - 5] ^= 0xff; // the CRC-32 no longer matches
