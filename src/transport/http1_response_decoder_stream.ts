@@ -101,8 +101,9 @@ const enum Phase {
  * Reads the server-to-client bytes of an HTTP/1.1 connection, e.g. a capture: status line, headers, then a body
  * framed by chunked coding, Content-Length or the connection's close; several responses in sequence on a keep-alive
  * connection. Each response is handed on as soon as its head is read, with its body as a stream that flows as the
- * bytes arrive (a watch body never ends). `Content-Encoding: gzip` (multi-member too) and `deflate` are removed.
- * Errors are {@linkcode DecodeError}s with the byte offset in the connection.
+ * bytes arrive (a watch body never ends). Transfer codings `gzip` and `deflate` (before `chunked`, or on a body that
+ * runs until close) and `Content-Encoding: gzip` (multi-member too) and `deflate` are removed. Errors are
+ * {@linkcode DecodeError}s with the byte offset in the connection.
  *
  * @example
  * ```ts
