@@ -155,19 +155,20 @@ test("watch events: an unknown type is EVENT_TYPE_UNKNOWN at its line", async ()
 });
 
 test("watch events: malformed events are EVENT_INVALID", async () => {
-  for (
-    const line of [
-      "[1,2]",
-      '{"type":"ADDED"}',
-      '{"type":"ADDED","object":[]}',
-      '{"type":7,"object":{}}',
-      '{"type":"BOOKMARK","object":{}}',
-      "null",
-    ]
-  ) {
+  const cases: [string, string][] = [
+    ["[1,2]", "a watch event must be a JSON object, not an array"],
+    ['{"type":"ADDED"}', `a watch event's "object" must be an object, not undefined`],
+    ['{"type":"ADDED","object":[]}', `a watch event's "object" must be an object, not an array`],
+    ['{"type":"ADDED","object":"x"}', `a watch event's "object" must be an object, not a string`],
+    ['{"type":7,"object":{}}', `a watch event's "type" must be a string, not a number`],
+    ['{"type":"BOOKMARK","object":{}}', "a BOOKMARK's object must carry metadata.resourceVersion"],
+    ["null", "a watch event must be a JSON object, not null"],
+  ];
+  for (const [line, detail] of cases) {
     const { error } = await fault('{"type":"DELETED","object":{}}\n' + line + "\n", (s) => events(s));
     assert.equal(error.code, "EVENT_INVALID", line);
     assert.equal(error.offset, 31, line);
+    assert.equal(error.detail, detail, line);
   }
 });
 

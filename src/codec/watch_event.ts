@@ -50,7 +50,7 @@ export function toWatchEvent<T = KubernetesObject>(value: unknown): WatchEvent<T
 }
 
 function kindOf(value: unknown): string {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
