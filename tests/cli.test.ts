@@ -366,9 +366,14 @@ test("cli: an etcd Watch stream (known by its request :path) prints each event a
   assert.equal(bare.stdout, r.stdout);
   const eq = await run(["decode", "--payload=etcd", "--request=c2s.bin", "s2c.bin"], files);
   assert.equal(eq.stdout, r.stdout);
-  // Without either, the stream is a Kubernetes watch body, and gRPC bytes are no JSON: a fault.
+  // Without either, the stream is a Kubernetes watch body, which cannot be gRPC: a fault, and a hint at the options.
   const plain = await run(["decode", "--payload", "kubernetes", "s2c.bin"], files);
   assert.equal(plain.status, 1);
+  assert.match(
+    plain.stderr,
+    /^watchwire: s2c\.bin: stream 1 is a gRPC call: --payload etcd reads gRPC streams as etcd/m,
+  );
+  assert.match(plain.stderr, /no watch decoder for Content-Type "application\/grpc" \[CONTENT_TYPE_UNSUPPORTED\]$/m);
 });
 
 test("cli: etcd table output: TYPE, KEY, MOD_REVISION, VERSION, VALUE_BYTES", async () => {

@@ -20,7 +20,7 @@ export type Payload = "kubernetes" | "etcd";
 const field = (fields: FieldList | undefined, name: string) => fields?.find(([n]) => n === name)?.[1];
 
 /** A gRPC response (`content-type: application/grpc`, `application/grpc+proto`, ...). */
-function isGrpc(headers: FieldList | undefined): boolean {
+export function isGrpc(headers: FieldList | undefined): boolean {
   const type = field(headers, "content-type")?.toLowerCase();
   return type !== undefined && /^application\/grpc(?:[+;]|$)/.test(type);
 }

@@ -28,6 +28,7 @@ import {
   grpcEncoding,
   grpcStatusNote,
   isEtcdWatch,
+  isGrpc,
   type Payload,
 } from "./etcd.ts";
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
@@ -548,6 +549,12 @@ async function decodeHttp2File(
       }
     } catch (error) {
       section.error = error;
+      if (error instanceof DecodeError && error.code === "CONTENT_TYPE_UNSUPPORTED" && isGrpc(response.headers)) {
+        section.notes.push(
+          `stream ${streamId} is a gRPC call: --payload etcd reads gRPC streams as etcd watches, as --request FILE does ` +
+            "for those whose :path is /etcdserverpb.Watch/Watch",
+        );
+      }
       // The connection's fault reaches its open bodies too; it has already settled `end` by then.
       const end = await Promise.race([response.end, Promise.resolve(undefined)]);
       section.connectionFault = end !== undefined && end.error === error;
