@@ -8,6 +8,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit, runCli } from "../mod.ts";
 import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
+import { envelope, framed, len, watchEvent } from "./_protobuf.ts";
 
 const events = [
   {
@@ -468,67 +469,44 @@ test("cli: etcd over gRPC: grpc-encoding gzip, a non-OK grpc-status on stderr, o
 // the expected lines are the JSON the API server writes for the same objects (Go's encoding/json with k8s.io/api
 // v0.37: `omitempty`, the zero creationTimestamp omitted (`omitzero`), a Status's ListMeta always printed).
 
-function pbVarint(n: number): number[] {
-  const out: number[] = [];
-  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
-  out.push(n);
-  return out;
-}
-const pbLen = (field: number, payload: number[] | string): number[] => {
-  const p = typeof payload === "string" ? [...utf8(payload)] : payload;
-  return [...pbVarint((field << 3) | 2), ...pbVarint(p.length), ...p];
-};
-const pbObject = (apiVersion: string, kind: string, raw: number[]) => [
-  0x6b,
-  0x38,
-  0x73,
-  0,
-  ...pbLen(1, [...pbLen(1, apiVersion), ...pbLen(2, kind)]),
-  ...pbLen(2, raw),
-];
-const pbEvent = (type: string, object: number[]) => [...pbLen(1, type), ...pbLen(2, pbLen(1, object))];
-const pbFramed = (messages: number[][]) =>
-  Uint8Array.from(
-    messages.flatMap((m) => [m.length >>> 24, (m.length >>> 16) & 255, (m.length >>> 8) & 255, m.length & 255, ...m]),
-  );
 // ObjectMeta: name 1, namespace 3, resourceVersion 6, annotations 12 (map entries: key 1, value 2).
 const pbMeta = (name: string, namespace: string, rv: string, annotations: [string, string][] = []) => [
-  ...(name ? pbLen(1, name) : []),
-  ...(namespace ? pbLen(3, namespace) : []),
-  ...pbLen(6, rv),
-  ...annotations.flatMap(([k, v]) => pbLen(12, [...pbLen(1, k), ...pbLen(2, v)])),
+  ...(name ? len(1, name) : []),
+  ...(namespace ? len(3, namespace) : []),
+  ...len(6, rv),
+  ...annotations.flatMap(([k, v]) => len(12, [...len(1, k), ...len(2, v)])),
 ];
 // v1 ConfigMap: metadata 1, data 2 (map entries: key 1, value 2).
 const pbConfigMap = (name: string, rv: string, data: [string, string][]) => [
-  ...pbLen(1, pbMeta(name, "prod", rv)),
-  ...data.flatMap(([k, v]) => pbLen(2, [...pbLen(1, k), ...pbLen(2, v)])),
+  ...len(1, pbMeta(name, "prod", rv)),
+  ...data.flatMap(([k, v]) => len(2, [...len(1, k), ...len(2, v)])),
 ];
 const pbMessages = [
-  pbEvent("ADDED", pbObject("v1", "ConfigMap", pbConfigMap("cm-1", "201", [["a", "1"]]))),
-  pbEvent("MODIFIED", pbObject("v1", "ConfigMap", pbConfigMap("cm-1", "202", [["a", "2"], ["b", "x"]]))),
-  pbEvent(
+  watchEvent("ADDED", envelope("v1", "ConfigMap", pbConfigMap("cm-1", "201", [["a", "1"]]))),
+  watchEvent("MODIFIED", envelope("v1", "ConfigMap", pbConfigMap("cm-1", "202", [["a", "2"], ["b", "x"]]))),
+  watchEvent(
     "BOOKMARK",
-    pbObject("v1", "ConfigMap", pbLen(1, pbMeta("", "", "203", [["k8s.io/initial-events-end", "true"]]))),
+    envelope("v1", "ConfigMap", len(1, pbMeta("", "", "203", [["k8s.io/initial-events-end", "true"]]))),
   ),
   // A kind no built-in decoder knows: kind, apiVersion and metadata.
-  pbEvent(
+  watchEvent(
     "DELETED",
-    pbObject("example.com/v1", "Widget", [...pbLen(1, pbMeta("w", "prod", "204")), ...pbLen(2, [8, 1])]),
+    envelope("example.com/v1", "Widget", [...len(1, pbMeta("w", "prod", "204")), ...len(2, [8, 1])]),
   ),
   // metav1.Status: status 2, message 3, reason 4, code 6.
-  pbEvent(
+  watchEvent(
     "ERROR",
-    pbObject("v1", "Status", [
-      ...pbLen(2, "Failure"),
-      ...pbLen(3, "too old"),
-      ...pbLen(4, "Expired"),
+    envelope("v1", "Status", [
+      ...len(2, "Failure"),
+      ...len(3, "too old"),
+      ...len(4, "Expired"),
       0x30,
       0x9a,
       0x03,
     ]),
   ),
 ];
-const pbBody = pbFramed(pbMessages);
+const pbBody = framed(...pbMessages);
 const pbExpected = [
   '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm-1","namespace":"prod","resourceVersion":"201"},"data":{"a":"1"}}}',
   '{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm-1","namespace":"prod","resourceVersion":"202"},"data":{"a":"2","b":"x"}}}',
@@ -590,10 +568,10 @@ test("cli: a protobuf watch in an HTTP/1.1 capture; a protobuf List is noted; a 
   };
   // ConfigMapList: metadata 1 (ListMeta: resourceVersion 2), items 2.
   const list = Uint8Array.from(
-    pbObject("v1", "ConfigMapList", [
-      ...pbLen(1, pbLen(2, "200")),
-      ...pbLen(2, pbConfigMap("cm-1", "200", [])),
-      ...pbLen(2, pbConfigMap("cm-2", "200", [])),
+    envelope("v1", "ConfigMapList", [
+      ...len(1, len(2, "200")),
+      ...len(2, pbConfigMap("cm-1", "200", [])),
+      ...len(2, pbConfigMap("cm-2", "200", [])),
     ]),
   );
   const capture = concat([
@@ -609,12 +587,12 @@ test("cli: a protobuf watch in an HTTP/1.1 capture; a protobuf List is noted; a 
   assertEventLines(r.stdout, pbExpected);
   assert.match(r.stderr, /response 1 \(200\) is a ConfigMapList of 2 items, not a watch/);
   // A body that is one object, neither a list nor a watch, is a fault, not a silent nothing.
-  const single = Uint8Array.from(pbObject("v1", "ConfigMap", pbConfigMap("cm-1", "200", [])));
+  const single = Uint8Array.from(envelope("v1", "ConfigMap", pbConfigMap("cm-1", "200", [])));
   const one = await run(["decode", "--content-type", "application/vnd.kubernetes.protobuf", "-"], { "-": single });
   assert.equal(one.status, 1);
   assert.match(one.stderr, /the body is a single ConfigMap, not a watch \[EVENT_INVALID\]$/m);
   // A fault: an unknown event type in the second frame, found at its type field.
-  const bad = pbFramed([pbMessages[0], pbEvent("RENAMED", pbObject("v1", "ConfigMap", []))]);
+  const bad = framed(pbMessages[0], watchEvent("RENAMED", envelope("v1", "ConfigMap", [])));
   const faulty = concat([
     utf8(head),
     utf8(`${(40).toString(16)}\r\n`),
@@ -633,7 +611,7 @@ test("cli: a protobuf watch in an HTTP/1.1 capture; a protobuf List is noted; a 
   assert.ok(m, f.stderr);
   assert.equal(Number(m[2]), typeInBody);
   // The byte named in the file is that type field's tag (0x0a), then the length and "RENAMED".
-  assert.deepEqual(Array.from(faulty.subarray(Number(m[1]), Number(m[1]) + 9)), pbLen(1, "RENAMED"));
+  assert.deepEqual(Array.from(faulty.subarray(Number(m[1]), Number(m[1]) + 9)), len(1, "RENAMED"));
 });
 
 test("cli: a protobuf watch in an HTTP/2 capture, and in a stream whose headers were not captured", async () => {

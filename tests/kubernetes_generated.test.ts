@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { builtinDecoders, DecodeError, ProtobufReader } from "../mod.ts";
 import { currentRuntime, runWithoutCodegen } from "./_util.ts";
+import { varint } from "./_protobuf.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const streams = join(root, "fixtures/kubernetes/streams");
@@ -51,15 +52,6 @@ function fields(bytes: Uint8Array): [number, number, number, number, number][] {
   return out;
 }
 
-const varint = (n: number): number[] => {
-  const out: number[] = [];
-  while (n > 127) {
-    out.push((n & 127) | 128);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-};
 const concat = (...parts: ArrayLike<number>[]) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
 
 const pod = firstObject("v1.Pod.pb");

@@ -8,27 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DecodeError, decodeKubernetesProtobufObject, type KubernetesProtobufMode } from "../mod.ts";
+import { type Bytes, envelope as unknownEnvelope, int, len, MAGIC } from "./_protobuf.ts";
 
-type Bytes = number[];
-const te = new TextEncoder();
-
-function varint(n: number): Bytes {
-  const out: Bytes = [];
-  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
-  out.push(n);
-  return out;
-}
-const len = (field: number, payload: Bytes | string): Bytes => {
-  const bytes = typeof payload === "string" ? Array.from(te.encode(payload)) : payload;
-  return [...varint((field << 3) | 2), ...varint(bytes.length), ...bytes];
-};
-const int = (field: number, n: number): Bytes => [...varint(field << 3), ...varint(n)];
 const entry = (key: string, value: Bytes | string): Bytes => [...len(1, key), ...len(2, value)];
 
-/** `k8s\0` + runtime.Unknown { typeMeta { apiVersion, kind }, raw }. */
-function envelope(apiVersion: string, kind: string, raw: Bytes): Uint8Array {
-  return Uint8Array.from([0x6b, 0x38, 0x73, 0, ...len(1, [...len(1, apiVersion), ...len(2, kind)]), ...len(2, raw)]);
-}
+/** `k8s\0` + runtime.Unknown { typeMeta { apiVersion, kind }, raw }, as bytes. */
+const envelope = (apiVersion: string, kind: string, raw: Bytes): Uint8Array =>
+  Uint8Array.from(unknownEnvelope(apiVersion, kind, raw));
 
 /** Where `needle` first stands in `hay` (the expected offset of a fault, found in the bytes built here). */
 function indexOf(hay: Uint8Array, needle: Bytes): number {
@@ -187,11 +173,11 @@ test("k8s generated decoders: metadata given twice merges as Go's Unmarshal merg
 test("k8s generated decoders: an envelope field with the wrong wire type, and JSON content that is not an object", () => {
   const typeMeta = [...len(1, "v1"), ...len(2, "ConfigMap")];
   const badRaw = int(2, 7); // Unknown.raw as a varint
-  const bytes = Uint8Array.from([0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...badRaw]);
+  const bytes = Uint8Array.from([...MAGIC, ...len(1, typeMeta), ...badRaw]);
   assertFault(() => decodeKubernetesProtobufObject(bytes), "MESSAGE_INVALID", indexOf(bytes, badRaw), /raw/);
   for (const json of ["[1]", "null", '"s"']) {
     const raw = len(2, json);
-    const object = Uint8Array.from([0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...raw, ...len(4, "application/json")]);
+    const object = Uint8Array.from([...MAGIC, ...len(1, typeMeta), ...raw, ...len(4, "application/json")]);
     assertFault(
       () => decodeKubernetesProtobufObject(object),
       "JSON_INVALID",

@@ -15,6 +15,7 @@ import {
   type WatchEvent,
 } from "../mod.ts";
 import { drain, streamOf } from "./_util.ts";
+import { framed, len, MAGIC, watchEvent } from "./_protobuf.ts";
 
 const fixture = (path: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/kubernetes/streams/${path}`, import.meta.url)));
@@ -43,26 +44,6 @@ function fields(message: Uint8Array, number: number): Uint8Array[] {
   }
   return out;
 }
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
-  out.push(n);
-  return out;
-}
-const len = (field: number, payload: ArrayLike<number>): number[] => [
-  ...varint((field << 3) | 2),
-  ...varint(payload.length),
-  ...Array.from(payload),
-];
-const framed = (message: number[]) =>
-  Uint8Array.from([
-    message.length >>> 24,
-    (message.length >>> 16) & 255,
-    (message.length >>> 8) & 255,
-    message.length & 255,
-    ...message,
-  ]);
 
 /** The k8s\0 envelope (RawExtension.raw) of a watch event frame. */
 const envelopeOf = (frame: Uint8Array) => fields(fields(frame, 2)[0], 1)[0];
@@ -112,13 +93,13 @@ test("k8s protobuf, generated decoders: ObjectMeta fields after managedFields (n
   const raw = fields(envelope.subarray(4), 2)[0];
   const meta = fields(raw, 1)[0];
   // ObjectMeta + a later name (field 1): the later scalar wins, as in Go.
-  const metaAfter = [...Array.from(meta), ...len(1, new TextEncoder().encode("renamed"))];
+  const metaAfter = [...Array.from(meta), ...len(1, "renamed")];
   const rest = Array.from(raw.subarray(len(1, meta).length)); // Go writes metadata (field 1) first
   assert.deepEqual(Array.from(raw.subarray(0, len(1, meta).length)), len(1, meta));
   const newRaw = [...len(1, metaAfter), ...rest];
   const typeMeta = fields(envelope.subarray(4), 1)[0];
-  const newEnvelope = [0x6b, 0x38, 0x73, 0, ...len(1, typeMeta), ...len(2, newRaw)];
-  const event = [...len(1, new TextEncoder().encode("ADDED")), ...len(2, len(1, newEnvelope))];
+  const newEnvelope = [...MAGIC, ...len(1, typeMeta), ...len(2, newRaw)];
+  const event = watchEvent("ADDED", newEnvelope);
   const [lazy] = await decodeAll(framed(event), { mode: "metadata" });
   const metadata = (lazy.object as KubernetesProtobufObject).metadata as Record<string, unknown>;
   assert.equal(Object.getOwnPropertyDescriptor(metadata, "managedFields")?.get, undefined, "decoded at once");

@@ -17,46 +17,7 @@ import {
   type WatchEvent,
 } from "../mod.ts";
 import { assertSplitInvariant, bytewise, concat, cutsFor, drain, splitAt, streamOf } from "./_util.ts";
-
-// ---- protobuf written by hand, independently of any encoder under test ----
-
-type Bytes = number[];
-const te = new TextEncoder();
-
-function varint(n: number): Bytes {
-  const out: Bytes = [];
-  while (n >= 0x80) {
-    out.push((n % 128) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-}
-/** A length-delimited field (wire type 2). */
-const len = (field: number, payload: Bytes | string): Bytes => {
-  const p = typeof payload === "string" ? [...te.encode(payload)] : payload;
-  return [...varint((field << 3) | 2), ...varint(p.length), ...p];
-};
-/** A varint field (wire type 0). */
-const int = (field: number, n: number): Bytes => [...varint(field << 3), ...varint(n)];
-const MAGIC = [0x6b, 0x38, 0x73, 0];
-
-/** `k8s\0` + runtime.Unknown {typeMeta {apiVersion = 1, kind = 2} = 1, raw = 2, ...extra}. */
-function envelope(apiVersion: string, kind: string, raw: Bytes, extra: Bytes = []): Bytes {
-  return [...MAGIC, ...len(1, [...len(1, apiVersion), ...len(2, kind)]), ...len(2, raw), ...extra];
-}
-/** meta.v1.WatchEvent {type = 1, object = 2 RawExtension {raw = 1}}. */
-function watchEvent(type: string, object: Bytes): Bytes {
-  return [...len(1, type), ...len(2, len(1, object))];
-}
-/** Each message behind its 4-byte big-endian length. */
-function framed(...messages: Bytes[]): Uint8Array {
-  const out: Bytes = [];
-  for (const m of messages) {
-    out.push(m.length >>> 24, (m.length >>> 16) & 255, (m.length >>> 8) & 255, m.length & 255, ...m);
-  }
-  return Uint8Array.from(out);
-}
+import { type Bytes, envelope, framed, int, len, MAGIC, varint, watchEvent } from "./_protobuf.ts";
 
 // ObjectMeta as Kubernetes numbers its fields (name 1, namespace 3, resourceVersion 6, annotations 12).
 function meta(name: string, resourceVersion: string, namespace?: string, annotations: Record<string, string> = {}) {

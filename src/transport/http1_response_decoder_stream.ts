@@ -242,6 +242,8 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     this.#head.clear();
     this.#lineStart = 0;
     const head = parseHead(lines, offsets);
+    // The response carries the head's fields; the body stream accounts for the length.
+    const { contentLength, ...fields } = head;
     const index = this.#index++;
     const feed = new BodyFeed(this.#options.bodyHighWaterMark ?? 1 << 20);
     let settle!: (fields: FieldList) => void;
@@ -249,7 +251,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     this.#feed = feed;
     this.#settleTrailers = settle;
     this.#framing = head.framing;
-    this.#remaining = head.contentLength;
+    this.#remaining = contentLength;
     this.#bodyStart = this.#consumed;
     this.#payload = 0;
     this.#chunked = head.framing === "chunked"
@@ -275,12 +277,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
       index,
       offset,
       bodyOffset: bodyStart,
-      version: head.version,
-      status: head.status,
-      statusText: head.statusText,
-      headers: head.headers,
-      framing: head.framing,
-      transferCodings: head.transferCodings,
+      ...fields,
       decoded,
       body,
       trailers,
@@ -311,7 +308,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     if (head.framing === "upgrade") {
       this.#phase = Phase.Upgraded;
       settle([]);
-    } else if (head.framing === "none" || (head.framing === "content-length" && head.contentLength === 0)) {
+    } else if (head.framing === "none" || (head.framing === "content-length" && contentLength === 0)) {
       this.#endBody();
     } else {
       this.#phase = Phase.Body;
