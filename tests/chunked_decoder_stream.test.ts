@@ -112,6 +112,71 @@ test("chunked: whitespace before an extension (RFC 9112 BWS) is accepted", async
   }
 });
 
+// RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ), a value a token or a
+// quoted-string (qdtext, obs-text, quoted-pairs).
+const tokenChar = fc.constantFrom(..."!#$%&'*+-.^_`|~09azAZ");
+const token = fc.array(tokenChar, { minLength: 1, maxLength: 6 }).map((cs) => cs.join(""));
+const bws = fc.constantFrom("", " ", "\t", " \t ");
+const quoted = fc.array(
+  fc.constantFrom("a", " ", "\t", ";", "=", "é", '\\"', "\\\\", "\\\t", "\\é", "\x21", "\x7e"),
+  { maxLength: 6 },
+).map((parts) => `"${parts.join("")}"`);
+const extension = fc.tuple(bws, bws, token, fc.option(fc.tuple(bws, bws, fc.oneof(token, quoted)))).map(
+  ([before, after, name, value]) =>
+    `${before};${after}${name}${value === null ? "" : `${value[0]}=${value[1]}${value[2]}`}`,
+);
+
+test("chunked: any well-formed chunk extensions are skipped, under any cutting", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(extension, { maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+      async ([first, second, last]) => {
+        const wire = utf8(`3${first.join("")}\r\nabc\r\n2${second.join("")}\r\nde\r\n0${last.join("")}\r\n\r\n`);
+        await assertSplitInvariant(wire, decode, { normalize: (v) => text(v), runs: 5 });
+        const { values, error } = await drain(decode(streamOf([wire])));
+        assert.equal(error, undefined, JSON.stringify(text(wire)));
+        assert.equal(text(values), "abcde");
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
+
+test("chunked: malformed chunk extensions are CHUNK_SIZE_INVALID at their byte", async () => {
+  const cases: Array<[wire: string, offset: number, message: RegExp]> = [
+    ["3;\r\n", 2, /without a name/],
+    ["3;=x\r\n", 2, /expected a chunk extension name, found '='/],
+    ["3; ;a\r\n", 3, /expected a chunk extension name, found ';'/],
+    ["3;a\x01b\r\n", 3, /unexpected byte 0x01 in a chunk extension name/],
+    ["3;a(b\r\n", 3, /unexpected '\(' in a chunk extension name/],
+    ["3;a b\r\n", 4, /expected '=' or ';' after a chunk extension name, found 'b'/],
+    ["3;a \r\n", 4, /whitespace at the end of a chunk-size line/],
+    ["3;a=\r\n", 4, /'=' without a value/],
+    ["3;a= \r\n", 5, /'=' without a value/],
+    ["3;a=@\r\n", 4, /expected a chunk extension value \(token or quoted string\), found '@'/],
+    ["3;a=b c\r\n", 6, /expected ';' after a chunk extension value, found 'c'/],
+    ["3;a=b/c\r\n", 5, /unexpected '\/' in a chunk extension value/],
+    ["3;a=b \r\n", 6, /whitespace at the end of a chunk-size line/],
+    ['3;a="b\r\n', 6, /quoted string in a chunk extension is not closed/],
+    ['3;a="b\\\r\n', 7, /quoted string in a chunk extension is not closed/],
+    ['3;a="b\x7f"\r\n', 6, /control byte 0x7f in a quoted string/],
+    ['3;a="b\\\x00"\r\n', 7, /control byte 0x00 escaped in a quoted string/],
+    ['3;a="b"c\r\n', 7, /expected ';' after a chunk extension value, found 'c'/],
+    ['3;a="b" \r\n', 8, /whitespace at the end of a chunk-size line/],
+  ];
+  for (const [line, offset, message] of cases) {
+    const wire = utf8(`2\r\nhi\r\n${line}abc\r\n0\r\n\r\n`);
+    for (const chunks of [[wire], bytewise(wire)]) {
+      const { values, error } = await drain(decode(streamOf(chunks)));
+      assert.ok(error instanceof DecodeError, `${JSON.stringify(line)}: expected a DecodeError, got ${error}`);
+      assert.equal(error.code, "CHUNK_SIZE_INVALID", error.message);
+      assert.equal(error.offset, 7 + offset, `${JSON.stringify(line)}: ${error.message}`);
+      assert.match(error.message, message);
+      assert.equal(text(values), "hi");
+    }
+  }
+});
+
 test("chunked: extension lines and trailers are bounded", async () => {
   const long = utf8("1;" + "x".repeat(5000) + "\r\na\r\n0\r\n\r\n");
   let { error } = await drain(streamOf([long]).pipeThrough(new ChunkedDecoderStream()));

@@ -7,6 +7,7 @@
 import { DecodeError } from "../errors.ts";
 import { type FieldList, parseFieldLine } from "./field_line.ts";
 import { LineBuffer } from "./line_buffer.ts";
+import { ChunkExtensionChecker } from "./chunk_extension.ts";
 import { describe } from "./describe_byte.ts";
 
 /**
@@ -81,6 +82,7 @@ export class ChunkedDecoder {
   #consumed = 0;
   #line = new LineBuffer();
   #lineStart = 0;
+  readonly #extension = new ChunkExtensionChecker();
   readonly #maxChunkLine: number;
   readonly #maxTrailer: number;
 
@@ -150,21 +152,13 @@ export class ChunkedDecoder {
           break;
         }
         case State.Extension: {
-          // Chunk extensions carry nothing watchwire needs: skip them, but keep them well-formed and bounded.
+          // Chunk extensions carry nothing watchwire needs: skip them, but only well-formed and bounded.
           const b = input[i];
-          if (b === CR) {
-            this.#state = State.SizeLf;
-          } else if ((b < 0x20 && b !== 0x09) || b === 0x7f) {
-            throw this.#error(
-              b === LF ? "CRLF_EXPECTED" : "CHUNK_SIZE_INVALID",
-              i,
-              b === LF
-                ? "bare LF ends a chunk-size line (CRLF required)"
-                : `control byte ${describe(b)} in a chunk extension`,
-            );
-          } else {
-            this.#countLineByte(i);
-          }
+          if (b === LF) throw this.#error("CRLF_EXPECTED", i, "bare LF ends a chunk-size line (CRLF required)");
+          const fault = b === CR ? this.#extension.end() : this.#extension.step(b);
+          if (fault !== undefined) throw this.#error("CHUNK_SIZE_INVALID", i, fault);
+          if (b === CR) this.#state = State.SizeLf;
+          else this.#countLineByte(i);
           i++;
           break;
         }
@@ -252,6 +246,7 @@ export class ChunkedDecoder {
       this.#state = State.SizeLf;
     } else if (b === 0x3b /* ; */) {
       this.#state = State.Extension;
+      this.#extension.reset();
       this.#countLineByte(i);
     } else if (b === 0x20 || b === 0x09) {
       this.#state = State.SizeWhitespace;

@@ -9,10 +9,10 @@ import { ChunkedDecoder, type ChunkedDecoderOptions } from "./chunked_decoder.ts
 import { type FieldList, toHeaders } from "./field_line.ts";
 
 /**
- * Decodes an HTTP/1.1 chunked body (RFC 9112 §7.1) into its payload: strict hex sizes, chunk extensions skipped,
- * CRLF required, sizes beyond 2^53 rejected, trailers parsed. Payload is passed on as `subarray` views of the input
- * chunks, never copied or concatenated. Bytes after the final CRLF are a `TRAILING_DATA` error; input that ends early
- * is `TRUNCATED`.
+ * Decodes an HTTP/1.1 chunked body (RFC 9112 §7.1) into its payload: strict hex sizes, chunk extensions held to
+ * RFC 9112's grammar (names tokens, values tokens or quoted strings) and skipped, CRLF required, sizes beyond 2^53
+ * rejected, trailers parsed. Payload is passed on as `subarray` views of the input chunks, never copied or
+ * concatenated. Bytes after the final CRLF are a `TRAILING_DATA` error; input that ends early is `TRUNCATED`.
  *
  * @example
  * ```ts

@@ -21,8 +21,8 @@ import { DecodeError } from "../errors.ts";
  */
 export type FieldList = Array<[name: string, value: string]>;
 
-// tchar per RFC 9110 §5.6.2.
-const TOKEN = new Uint8Array(256);
+/** 1 for each tchar (RFC 9110 §5.6.2), the bytes of a token; 0 for the others. */
+export const TOKEN = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
   TOKEN[c.charCodeAt(0)] = 1;
 }
