@@ -25,7 +25,8 @@ export interface GunzipStreamOptions {
   /**
    * Use the runtime's `DecompressionStream("gzip")` where it decodes multi-member input with zero padding correctly
    * (checked once per process). Default `true`; `false` always uses watchwire's own decoder, which reports faults
-   * with exact offsets and delivers all output before a fault.
+   * with exact offsets and delivers all output before a fault. One more difference: Node's zlib stops at the first
+   * zero byte after a member and ignores whatever follows it, where watchwire's decoder requires zeros to the end.
    */
   native?: boolean;
 }
