@@ -43,8 +43,8 @@ const isSpace = (b: number) => b === SP || b === HTAB;
  * ```
  *
  * Nothing is kept: watchwire has no use for extensions, but a strict decoder must not pass malformed ones, which
- * peers parse differently (an unterminated quoted string is where request smugglers hide a line end). Whitespace
- * is BWS only where the grammar has it: before `;` and `=` and after them, not at the end of the line.
+ * other parsers may read differently (and so disagree on where a chunk's data starts). Whitespace is BWS only where
+ * the grammar has it: before and after `;` and `=`, not at the end of the line.
  */
 export class ChunkExtensionChecker {
   #state = Ext.NameStart;
