@@ -142,6 +142,24 @@ test("chunked: any well-formed chunk extensions are skipped, under any cutting",
   );
 });
 
+test("chunked: arbitrary extension bytes decode or fail alike under any cutting, with a DecodeError in the line", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.constantFrom(...'a=;" \t\\é(\x01\x7f\r'), { maxLength: 12 }).map((cs) => cs.join("")),
+      async (ext) => {
+        const wire = utf8(`2\r\nhi\r\n3;${ext}\r\nabc\r\n0\r\n\r\n`);
+        const { error } = await assertSplitInvariant(wire, decode, { normalize: (v) => text(v), runs: 5 });
+        if (error === undefined) return;
+        assert.ok(error instanceof DecodeError, String(error));
+        assert.ok(["CHUNK_SIZE_INVALID", "CRLF_EXPECTED"].includes(error.code), error.message);
+        // The line is `3;` + ext + CRLF from offset 7 (no LF in ext: the line cannot end sooner).
+        assert.ok(error.offset >= 9 && error.offset <= 9 + utf8(ext).length, error.message);
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
 test("chunked: malformed chunk extensions are CHUNK_SIZE_INVALID at their byte", async () => {
   const cases: Array<[wire: string, offset: number, message: RegExp]> = [
     ["3;\r\n", 2, /without a name/],
