@@ -4,10 +4,8 @@
  * @module
  */
 import { describe } from "./describe_byte.ts";
-import { TOKEN } from "./field_line.ts";
+import { isControl, isWhitespace, TOKEN } from "./field_line.ts";
 
-const SP = 0x20;
-const HTAB = 0x09;
 const SEMICOLON = 0x3b;
 const EQUALS = 0x3d;
 const DQUOTE = 0x22;
@@ -30,8 +28,6 @@ const enum Ext {
   /** Whitespace after a value: `;` must follow. */
   ValueSpace,
 }
-
-const isSpace = (b: number) => b === SP || b === HTAB;
 
 /**
  * Checks the chunk extensions of one chunk-size line against RFC 9112 §7.1.1, from the byte after the first `;` to
@@ -59,7 +55,7 @@ export class ChunkExtensionChecker {
     switch (this.#state) {
       case Ext.NameStart:
         if (TOKEN[b] === 1) this.#state = Ext.Name;
-        else if (!isSpace(b)) return `expected a chunk extension name, found ${describe(b)}`;
+        else if (!isWhitespace(b)) return `expected a chunk extension name, found ${describe(b)}`;
         return undefined;
       case Ext.Name:
         if (TOKEN[b] === 1 || this.#afterName(b)) return undefined;
@@ -70,7 +66,9 @@ export class ChunkExtensionChecker {
       case Ext.ValueStart:
         if (TOKEN[b] === 1) this.#state = Ext.Token;
         else if (b === DQUOTE) this.#state = Ext.Quoted;
-        else if (!isSpace(b)) return `expected a chunk extension value (token or quoted string), found ${describe(b)}`;
+        else if (!isWhitespace(b)) {
+          return `expected a chunk extension value (token or quoted string), found ${describe(b)}`;
+        }
         return undefined;
       case Ext.Token:
         if (TOKEN[b] === 1 || this.#afterValue(b)) return undefined;
@@ -79,10 +77,10 @@ export class ChunkExtensionChecker {
         // qdtext: HTAB, SP, VCHAR but '"' and '\', obs-text.
         if (b === DQUOTE) this.#state = Ext.AfterQuote;
         else if (b === BACKSLASH) this.#state = Ext.QuotedPair;
-        else if ((b < SP && b !== HTAB) || b === 0x7f) return `control ${describe(b)} in a quoted string`;
+        else if (isControl(b)) return `control ${describe(b)} in a quoted string`;
         return undefined;
       case Ext.QuotedPair:
-        if ((b < SP && b !== HTAB) || b === 0x7f) return `control ${describe(b)} escaped in a quoted string`;
+        if (isControl(b)) return `control ${describe(b)} escaped in a quoted string`;
         this.#state = Ext.Quoted;
         return undefined;
       case Ext.AfterQuote:
@@ -116,7 +114,7 @@ export class ChunkExtensionChecker {
   #afterName(b: number): boolean {
     if (b === EQUALS) this.#state = Ext.ValueStart;
     else if (b === SEMICOLON) this.#state = Ext.NameStart;
-    else if (isSpace(b)) this.#state = Ext.NameSpace;
+    else if (isWhitespace(b)) this.#state = Ext.NameSpace;
     else return false;
     return true;
   }
@@ -124,7 +122,7 @@ export class ChunkExtensionChecker {
   /** After a value (or whitespace after it): takes `;` or whitespace; false for anything else. */
   #afterValue(b: number): boolean {
     if (b === SEMICOLON) this.#state = Ext.NameStart;
-    else if (isSpace(b)) this.#state = Ext.ValueSpace;
+    else if (isWhitespace(b)) this.#state = Ext.ValueSpace;
     else return false;
     return true;
   }

@@ -155,10 +155,15 @@ export class ChunkedDecoder {
           // Chunk extensions carry nothing watchwire needs: skip them, but only well-formed and bounded.
           const b = input[i];
           if (b === LF) throw this.#error("CRLF_EXPECTED", i, "bare LF ends a chunk-size line (CRLF required)");
-          const fault = b === CR ? this.#extension.end() : this.#extension.step(b);
-          if (fault !== undefined) throw this.#error("CHUNK_SIZE_INVALID", i, fault);
-          if (b === CR) this.#state = State.SizeLf;
-          else this.#countLineByte(i);
+          if (b === CR) {
+            const fault = this.#extension.end();
+            if (fault !== undefined) throw this.#error("CHUNK_SIZE_INVALID", i, fault);
+            this.#state = State.SizeLf;
+          } else {
+            const fault = this.#extension.step(b);
+            if (fault !== undefined) throw this.#error("CHUNK_SIZE_INVALID", i, fault);
+            this.#countLineByte(i);
+          }
           i++;
           break;
         }

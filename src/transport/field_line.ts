@@ -41,6 +41,11 @@ export function isWhitespace(b: number): boolean {
   return b === 0x20 || b === 0x09;
 }
 
+/** True when `b` is a control byte other than HTAB (what field values and quoted strings may not hold). */
+export function isControl(b: number): boolean {
+  return (b < 0x20 && b !== 0x09) || b === 0x7f;
+}
+
 /**
  * Parses one field line (without its CRLF) into a lower-cased name and a trimmed value.
  * `offset` is the line's byte offset in the input, for errors.
@@ -61,7 +66,7 @@ export function parseFieldLine(line: Uint8Array, offset: number): [string, strin
   while (end > start && isWhitespace(line[end - 1])) end--;
   for (let i = start; i < end; i++) {
     const b = line[i];
-    if ((b < 0x20 && b !== 0x09) || b === 0x7f) {
+    if (isControl(b)) {
       throw new DecodeError(
         "HEADER_INVALID",
         offset + i,
