@@ -353,3 +353,17 @@ test("http1: toResponse of a 204 or 304 has a null body", async () => {
   assert.deepEqual(values.map((r) => [r.status, r.framing]), [[204, "none"], [304, "none"]]);
   for (const r of values) assert.equal(r.toResponse().body, null);
 });
+
+test("http1: each response's offset, bodyOffset and head faults count from the start of the connection", async () => {
+  const wire = text(keepAlive);
+  const { values } = await drain(streamOf([keepAlive]).pipeThrough(new Http1ResponseDecoderStream()));
+  const starts = [0, wire.indexOf("HTTP/1.1 404"), wire.indexOf("HTTP/1.1 100"), wire.indexOf("HTTP/1.1 204")];
+  starts.push(wire.indexOf("HTTP/1.0 200"));
+  assert.deepEqual(values.map((r) => r.offset), starts);
+  assert.equal(values[1].bodyOffset, wire.indexOf("nope!"));
+  for (const r of values) await r.body.cancel();
+  // A fault in the head of a later response is placed in the connection's bytes too.
+  const second = "HTTP/1.1 204 No Content\r\n\r\n";
+  await connectionFault(second + "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", "HEADER_INVALID", second.length + 17 + 3);
+  await connectionFault(second + "HTTP/1.1 2000 OK\r\n\r\n", "STATUS_LINE_INVALID", second.length);
+});

@@ -377,6 +377,7 @@ class Http1Connection implements StreamDecoder<Uint8Array, Http1Response> {
     this.#chunked = undefined;
     this.#segments = undefined;
     this.#phase = Phase.Head;
+    this.#headStart = this.#consumed; // the next head starts here
   }
 }
 
