@@ -43,6 +43,8 @@ export type DecodeErrorCode =
   | "HEADER_TOO_LARGE"
   /** An HTTP/1.1 status line is malformed. */
   | "STATUS_LINE_INVALID"
+  /** An HTTP/1.1 request line is malformed. */
+  | "REQUEST_LINE_INVALID"
   /** A Content-Length is malformed or the message framing headers contradict each other. */
   | "CONTENT_LENGTH_INVALID"
   /** A Transfer-Encoding or Content-Encoding this decoder does not implement. */

@@ -91,6 +91,52 @@ test("cli: a raw HTTP/1.1 connection is detected; non-2xx becomes an ERROR event
   assert.match(r.stderr, /response 1 \(200\) is a PodList of 2 items, not a watch/);
 });
 
+test("cli: --request with an HTTP/1.1 capture: a HEAD response has no body; tables name each request", async () => {
+  const head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 120\r\n\r\n";
+  const capture = head +
+    `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunkedBody(body)}`;
+  const requests = "HEAD /api/v1/pods HTTP/1.1\r\nHost: k\r\n\r\n" +
+    "GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: k\r\n\r\n";
+  const files = { "s2c.http": capture, "c2s.http": requests };
+  const r = await run(["decode", "--request", "c2s.http", "s2c.http"], files);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, body);
+  assert.equal(r.stderr, "");
+  const table = await run(["decode", "-o", "table", "--request", "c2s.http", "s2c.http"], files);
+  assert.equal(table.status, 0, table.stderr);
+  const rows = table.stdout.trimEnd().split("\n");
+  assert.match(rows[0], /^TYPE/);
+  assert.equal(rows[1], "HEAD /api/v1/pods (response 1)");
+  assert.equal(rows[2], "GET /api/v1/pods?watch=1 (response 2)");
+  assert.match(rows[3], /^ADDED\s+Pod\s+prod\/web-1\s+101$/);
+  // Without the requests, the HEAD response's Content-Length takes in the next response: a fault, exit 1.
+  const alone = await run(["decode", "s2c.http"], files);
+  assert.equal(alone.status, 1);
+  assert.match(alone.stderr, /STATUS_LINE_INVALID|JSON_INVALID/);
+  // A 2xx to CONNECT opens a tunnel: its bytes are not read as HTTP/1.1 (nor as a watch).
+  const tunnel = await run(["decode", "--request", "c", "s"], {
+    c: "CONNECT k:443 HTTP/1.1\r\nHost: k:443\r\n\r\n\x16\x03\x01",
+    s: "HTTP/1.1 200 Connection Established\r\n\r\n\x16\x03\x03",
+  });
+  assert.equal(tunnel.status, 0, tunnel.stderr);
+  assert.equal(tunnel.stdout, "");
+  assert.equal(
+    tunnel.stderr,
+    "watchwire: s: response 1 (200) opened a tunnel (CONNECT); the rest of the connection is not HTTP/1.1\n",
+  );
+  // A fault in the request bytes names them.
+  const bad = await run(["decode", "--request", "c2s.http", "s2c.http"], {
+    ...files,
+    "c2s.http": "HEAD /a HTTP/3.0\r\n\r\n",
+  });
+  assert.equal(bad.status, 1);
+  assert.equal(bad.stdout, "");
+  assert.match(
+    bad.stderr,
+    /^watchwire: s2c\.http: byte 13: unsupported HTTP version 3\.0 \(in the client-to-server bytes\) \[REQUEST_LINE_INVALID\]\n$/,
+  );
+});
+
 test("cli: table output", async () => {
   const r = await run(["decode", "body.json"], { "body.json": body }, true);
   assert.equal(r.status, 0, r.stderr);
@@ -673,12 +719,18 @@ test("cli: the Go captures of protobuf (and JSON) watches over HTTP/1.1 and h2c 
     const expected = new TextDecoder().decode(kubernetesFixture(capture.stream.replace(/\.pb$/, ".json")))
       .trimEnd().split("\n").map((line) => JSON.parse(line));
     assert.equal(expected.length, capture.events, capture.name);
-    const args = capture.protocol === "h2c" ? ["decode", "--request", "c2s", "s2c"] : ["decode", "s2c"];
-    const r = await run(args, files);
-    assert.equal(r.status, 0, `${capture.name}: ${r.stderr}`);
-    assert.equal(r.stderr, "", capture.name);
-    const lines = r.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
-    assert.deepEqual(lines.map((e) => e.type), ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"], capture.name);
-    assert.deepEqual(lines, expected, capture.name);
+    // HTTP/1.1 captures decode with or without the client's bytes (they hold one GET each).
+    const runs = capture.protocol === "h2c" ? [["decode", "--request", "c2s", "s2c"]] : [
+      ["decode", "s2c"],
+      ["decode", "--request", "c2s", "s2c"],
+    ];
+    for (const args of runs) {
+      const r = await run(args, files);
+      assert.equal(r.status, 0, `${capture.name}: ${r.stderr}`);
+      assert.equal(r.stderr, "", capture.name);
+      const lines = r.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+      assert.deepEqual(lines.map((e) => e.type), ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"], capture.name);
+      assert.deepEqual(lines, expected, capture.name);
+    }
   }
 });

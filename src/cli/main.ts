@@ -9,7 +9,9 @@ import type { EtcdWatchResponse } from "../codec/etcd/watch_response.ts";
 import { toWatchEvent } from "../codec/watch_event.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";
-import { type Http1Response, Http1ResponseDecoderStream } from "../transport/http1_response_decoder_stream.ts";
+import type { Http1Response } from "../transport/http1_response_decoder_stream.ts";
+import { decodeHttp1Exchanges } from "../transport/http1_exchanges.ts";
+import { isInterim } from "../transport/http1_head.ts";
 import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import {
@@ -103,9 +105,11 @@ bare watch body (newline-delimited JSON, or a Kubernetes protobuf watch: detecte
                               the body starts as one (a 4-byte length, then a watch event's type),
                               else application/json
   --max-event-bytes N         largest event accepted (default 16777216)
-  --request FILE              the client-to-server bytes of the same HTTP/2 connection: streams are
-                              paired with their requests (table output shows ":method :path"), and a
-                              stream whose :path is /etcdserverpb.Watch/Watch is read as an etcd watch
+  --request FILE              the client-to-server bytes of the same connection: HTTP/1.1 responses
+                              and HTTP/2 streams are paired with their requests (table output shows
+                              the method and target); an HTTP/1.1 response to HEAD has no body and a
+                              2xx response to CONNECT starts a tunnel; an HTTP/2 stream whose :path
+                              is /etcdserverpb.Watch/Watch is read as an etcd watch
   --payload kubernetes|etcd   kubernetes (default): watch bodies are Kubernetes JSON watches, except
                               etcd Watch calls known by their :path; etcd: every gRPC stream of an
                               HTTP/2 capture (and a bare FILE) is an etcd Watch response stream
@@ -367,7 +371,7 @@ async function decodeFile(
   };
 
   if (isHttp2(head)) return await decodeHttp2File(file, stream, request, options, out, decodeOptions, print);
-  await request?.cancel().catch(() => {});
+  if (!isHttp) await request?.cancel().catch(() => {});
 
   if (!isHttp && options.payload === "etcd") {
     try {
@@ -395,12 +399,17 @@ async function decodeFile(
 
   let current: Http1Response | undefined;
   try {
-    for await (const response of stream.pipeThrough(new Http1ResponseDecoderStream())) {
+    // With the client's bytes, responses to HEAD and CONNECT are framed as such, and tables show each request.
+    for await (const { request: req, response } of decodeHttp1Exchanges(stream, request)) {
       current = response;
       const label = `response ${response.index + 1} (${response.status}) `;
+      if (options.output === "table" && req !== undefined && !isInterim(response.status)) {
+        out.line(`${req.method} ${req.target} (response ${response.index + 1})`);
+      }
       // 101 before the other 1xx, which are skipped: after it the connection speaks another protocol.
       if (response.framing === "upgrade") {
-        await out.note(`watchwire: ${file}: ${label}switched protocols; the rest of the connection is not HTTP/1.1`);
+        const what = response.status === 101 ? "switched protocols" : "opened a tunnel (CONNECT)";
+        await out.note(`watchwire: ${file}: ${label}${what}; the rest of the connection is not HTTP/1.1`);
         await response.body.cancel();
         continue;
       }

@@ -1,0 +1,328 @@
+/**
+ * decodeHttp1Exchanges: both directions of HTTP/1.1 connections, from hand-written bytes (the rules one by one) and
+ * from real node:http clients and servers recorded by a loopback proxy (HEAD, a watch, request bodies, CONNECT and
+ * Upgrade).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import http from "node:http";
+import fc from "fast-check";
+import {
+  DecodeError,
+  decodeHttp1Exchanges,
+  decodeWatchResponse,
+  type Http1Exchange,
+  Http1ResponseDecoderStream,
+} from "../mod.ts";
+import { bytewise, cutsFor, drain, errorKey, splitAt, streamOf, text, utf8 } from "./_util.ts";
+import { startRecordingProxy } from "./peers/recording_proxy.ts";
+
+interface ExchangeSummary {
+  request: string | undefined;
+  status: number;
+  framing: string;
+  body: string;
+}
+
+/** Decodes both directions, reading each response body in turn, into comparable summaries. */
+function summarize(s2c: ReadableStream<Uint8Array>, c2s?: ReadableStream<Uint8Array>): ReadableStream<ExchangeSummary> {
+  return decodeHttp1Exchanges(s2c, c2s).pipeThrough(
+    new TransformStream<Http1Exchange, ExchangeSummary>({
+      async transform({ request, response }, controller) {
+        const { values, error } = await drain(response.body);
+        if (error !== undefined) throw error;
+        controller.enqueue({
+          request: request === undefined ? undefined : `${request.method} ${request.target}`,
+          status: response.status,
+          framing: response.framing,
+          body: text(values),
+        });
+      },
+    }),
+  );
+}
+
+const headThenGet = {
+  c2s: "HEAD /api/v1/pods HTTP/1.1\r\nHost: k\r\n\r\nGET /api/v1/pods HTTP/1.1\r\nHost: k\r\n\r\n",
+  s2c: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n" +
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n" + '{"items":[]}\n',
+};
+
+test("http1 exchanges: a response to HEAD has no body whatever its Content-Length says", async () => {
+  const { values, error } = await drain(
+    summarize(streamOf([utf8(headThenGet.s2c)]), streamOf([utf8(headThenGet.c2s)])),
+  );
+  assert.equal(error, undefined);
+  assert.deepEqual(values, [
+    { request: "HEAD /api/v1/pods", status: 200, framing: "none", body: "" },
+    { request: "GET /api/v1/pods", status: 200, framing: "content-length", body: '{"items":[]}\n' },
+  ]);
+  // Without the requests the next response's head is taken as the body: why the client's bytes matter.
+  const alone = await drain(summarize(streamOf([utf8(headThenGet.s2c)])));
+  assert.equal(alone.values[0].body, "HTTP/1.1 200 ");
+  assert.ok(alone.error instanceof DecodeError);
+});
+
+test("http1 exchanges: toResponse of a HEAD response has a null body", async () => {
+  const { values } = await drain(
+    decodeHttp1Exchanges(streamOf([utf8(headThenGet.s2c)]), streamOf([utf8(headThenGet.c2s)])),
+  );
+  const head = values[0].response.toResponse();
+  assert.equal(head.body, null);
+  assert.equal(head.headers.get("content-length"), "13");
+  assert.deepEqual(await values[1].response.toResponse().json(), { items: [] });
+});
+
+const connectAndUpgrade = {
+  c2s: "CONNECT proxy.test:443 HTTP/1.1\r\nHost: proxy.test:443\r\n\r\n" +
+    "GET /after-refusal HTTP/1.1\r\nHost: k\r\n\r\n" +
+    "CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n" + "client tunnel bytes",
+  s2c: "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 6\r\n\r\ndenied" +
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" +
+    "HTTP/1.1 200 Connection Established\r\n\r\n" + "server tunnel bytes",
+};
+
+test("http1 exchanges: a 2xx to CONNECT starts a tunnel; a refused CONNECT leaves HTTP/1.1 going on both sides", async () => {
+  const s2c = utf8(connectAndUpgrade.s2c);
+  const c2s = utf8(connectAndUpgrade.c2s);
+  for (const [server, client] of [[[s2c], [c2s]], [bytewise(s2c), bytewise(c2s)]]) {
+    const { values, error } = await drain(summarize(streamOf(server), streamOf(client)));
+    assert.equal(error, undefined);
+    assert.deepEqual(values, [
+      { request: "CONNECT proxy.test:443", status: 407, framing: "content-length", body: "denied" },
+      { request: "GET /after-refusal", status: 200, framing: "content-length", body: "ok" },
+      { request: "CONNECT api.test:443", status: 200, framing: "upgrade", body: "server tunnel bytes" },
+    ]);
+  }
+});
+
+test("http1 exchanges: 100 Continue and 101 Switching Protocols pair with their requests", async () => {
+  const c2s = "POST /upload HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc" +
+    "GET /chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x05hello";
+  const s2c = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n" +
+    "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x02hi";
+  const { values, error } = await drain(summarize(streamOf([utf8(s2c)]), streamOf([utf8(c2s)])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values, [
+    { request: "POST /upload", status: 100, framing: "none", body: "" },
+    { request: "POST /upload", status: 201, framing: "content-length", body: "" },
+    { request: "GET /chat", status: 101, framing: "upgrade", body: "\x81\x02hi" },
+  ]);
+  const exchanges = await drain(decodeHttp1Exchanges(streamOf([utf8(s2c)]), streamOf([utf8(c2s)])));
+  assert.deepEqual(exchanges.values.map((e) => [e.response.index, e.response.requestIndex, e.request?.index]), [
+    [0, 0, 0],
+    [1, 0, 0],
+    [2, 1, 1],
+  ]);
+  for (const e of exchanges.values) await e.response.body.cancel();
+});
+
+test("http1 exchanges: pipelined requests, and responses beyond the captured requests", async () => {
+  const c2s = "GET /a HTTP/1.1\r\n\r\nHEAD /b HTTP/1.1\r\n\r\n"; // a third request was not captured
+  const s2c = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na" + "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n" +
+    "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nc";
+  const { values, error } = await drain(summarize(streamOf([utf8(s2c)]), streamOf([utf8(c2s)])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values, [
+    { request: "GET /a", status: 200, framing: "content-length", body: "a" },
+    { request: "HEAD /b", status: 200, framing: "none", body: "" },
+    { request: undefined, status: 200, framing: "content-length", body: "c" },
+  ]);
+});
+
+/** Reads exchanges one at a time (each body in full before the next), so nothing read is lost to a later fault. */
+async function readInTurn(exchanges: ReadableStream<Http1Exchange>): Promise<{ bodies: string[]; error: unknown }> {
+  const bodies: string[] = [];
+  try {
+    for await (const { response } of exchanges) bodies.push(await new Response(response.body).text());
+  } catch (error) {
+    return { bodies, error };
+  }
+  return { bodies, error: undefined };
+}
+
+test("http1 exchanges: a fault in the client's bytes fails the result after the exchanges before it, marked as theirs", async () => {
+  const c2s = "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/9.9\r\n\r\n";
+  const s2c = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na" + "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb";
+  const { bodies, error } = await readInTurn(decodeHttp1Exchanges(streamOf([utf8(s2c)]), streamOf([utf8(c2s)])));
+  assert.deepEqual(bodies, ["a"]);
+  assert.ok(error instanceof DecodeError);
+  assert.equal(error.code, "REQUEST_LINE_INVALID");
+  assert.equal(error.offset, c2s.indexOf("9.9"));
+  assert.equal(error.context, "client-to-server bytes");
+  // Past the last response, a client fault still fails the result.
+  const late = await readInTurn(
+    decodeHttp1Exchanges(streamOf([utf8(s2c.slice(0, s2c.indexOf("HTTP", 1)))]), streamOf([utf8(c2s)])),
+  );
+  assert.deepEqual(late.bodies, ["a"]);
+  assert.equal((late.error as DecodeError).code, "REQUEST_LINE_INVALID");
+});
+
+test("http1 exchanges: split invariance, each direction cut independently, down to single bytes", async () => {
+  const cases = [headThenGet, connectAndUpgrade].map(({ s2c, c2s }) => ({ s2c: utf8(s2c), c2s: utf8(c2s) }));
+  for (const { s2c, c2s } of cases) {
+    const key = async (server: Uint8Array[], client: Uint8Array[]) => {
+      const { values, error } = await drain(summarize(streamOf(server), streamOf(client)));
+      return JSON.stringify({ values, error: errorKey(error) });
+    };
+    const expected = await key([s2c], [c2s]);
+    assert.equal(await key(bytewise(s2c), bytewise(c2s)), expected);
+    await fc.assert(
+      fc.asyncProperty(cutsFor(s2c.length), cutsFor(c2s.length), async (a, b) => {
+        assert.equal(await key(splitAt(s2c, a), splitAt(c2s, b)), expected);
+      }),
+      { numRuns: 60 },
+    );
+  }
+});
+
+// --- Real peers: node:http's server and client, recorded by the loopback proxy. ---
+
+const WATCH_LINES = [
+  { type: "ADDED", object: { kind: "Pod", apiVersion: "v1", metadata: { name: "a", resourceVersion: "1" } } },
+  { type: "MODIFIED", object: { kind: "Pod", apiVersion: "v1", metadata: { name: "a", resourceVersion: "2" } } },
+].map((e) => JSON.stringify(e) + "\n");
+
+/** A node:http server: HEAD and GET of a list, a chunked watch, an echo of request bodies, CONNECT and Upgrade. */
+async function startServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer(async (request, response) => {
+    if (request.method === "POST") {
+      const parts: Uint8Array[] = [];
+      for await (const part of request) parts.push(part);
+      response.writeHead(201, { "content-type": "application/json" });
+      response.end(`{"received":${JSON.stringify(text(parts))}}`);
+      return;
+    }
+    if (request.url?.includes("watch=1")) {
+      response.writeHead(200, { "content-type": "application/json" }); // no length: chunked
+      for (const line of WATCH_LINES) response.write(line);
+      response.end();
+      return;
+    }
+    const list = '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}';
+    // HEAD: node:http sends the head with this Content-Length and no body.
+    response.writeHead(200, { "content-type": "application/json", "content-length": String(list.length) });
+    response.end(list);
+  });
+  server.on("connect", (_request, socket) => {
+    socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    socket.on("data", (data: Uint8Array) => socket.end(`tunnel echo: ${text(data)}`));
+  });
+  server.on("upgrade", (_request, socket) => {
+    socket.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n");
+    socket.on("data", (data: Uint8Array) => socket.end(`upgraded echo: ${text(data)}`));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function send(agent: http.Agent, port: number, method: string, path: string, body?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: "127.0.0.1", port, method, path, agent }, async (response) => {
+      const parts: Uint8Array[] = [];
+      for await (const part of response) parts.push(part);
+      resolve(text(parts));
+    });
+    request.on("error", reject);
+    if (body !== undefined) request.write(body); // no Content-Length set: node:http sends it chunked
+    request.end();
+  });
+}
+
+/** Opens a CONNECT tunnel or an Upgrade, sends `payload` through it and returns what came back. */
+function switchProtocols(port: number, kind: "CONNECT" | "Upgrade", payload: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      kind === "CONNECT"
+        ? { host: "127.0.0.1", port, method: "CONNECT", path: "watch.test:443" }
+        : { host: "127.0.0.1", port, path: "/stream", headers: { connection: "Upgrade", upgrade: "echo" } },
+    );
+    request.on("error", reject);
+    request.on(kind === "CONNECT" ? "connect" : "upgrade", (_response, socket, head: Uint8Array) => {
+      const parts: Uint8Array[] = head.length > 0 ? [head] : [];
+      socket.on("data", (data: Uint8Array) => parts.push(data));
+      socket.on("end", () => {
+        socket.end();
+        resolve(text(parts));
+      });
+      socket.write(payload);
+    });
+    request.end();
+  });
+}
+
+test("http1 exchanges: a node:http client and server (HEAD, a watch, a chunked POST, CONNECT, Upgrade) recorded and decoded", async () => {
+  const server = await startServer();
+  const proxy = await startRecordingProxy(server.port);
+  try {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const received = [
+      await send(agent, proxy.port, "HEAD", "/api/v1/pods"),
+      await send(agent, proxy.port, "GET", "/api/v1/pods?watch=1"),
+      await send(agent, proxy.port, "POST", "/api/v1/namespaces/default/configmaps", '{"kind":"ConfigMap"}'),
+      await send(agent, proxy.port, "GET", "/api/v1/pods"),
+    ];
+    agent.destroy();
+    assert.deepEqual(received.slice(0, 3), ["", WATCH_LINES.join(""), '{"received":"{\\"kind\\":\\"ConfigMap\\"}"}']);
+    assert.equal(await switchProtocols(proxy.port, "CONNECT", "ping"), "tunnel echo: ping");
+    assert.equal(await switchProtocols(proxy.port, "Upgrade", "ping"), "upgraded echo: ping");
+    await new Promise((resolve) => setTimeout(resolve, 50)); // let the proxy see every byte
+    const [keepAlive, connect, upgrade] = proxy.connections();
+
+    // The keep-alive connection, cut at random as well as whole.
+    const s2c = keepAlive.serverToClient;
+    const c2s = keepAlive.clientToServer;
+    const expected = [
+      { request: "HEAD /api/v1/pods", status: 200, framing: "none", body: "" },
+      { request: "GET /api/v1/pods?watch=1", status: 200, framing: "chunked", body: WATCH_LINES.join("") },
+      {
+        request: "POST /api/v1/namespaces/default/configmaps",
+        status: 201,
+        framing: "chunked",
+        body: received[2],
+      },
+      { request: "GET /api/v1/pods", status: 200, framing: "content-length", body: received[3] },
+    ];
+    assert.deepEqual((await drain(summarize(streamOf([s2c]), streamOf([c2s])))).values, expected);
+    await fc.assert(
+      fc.asyncProperty(cutsFor(s2c.length), cutsFor(c2s.length), async (a, b) => {
+        const { values, error } = await drain(summarize(streamOf(splitAt(s2c, a)), streamOf(splitAt(c2s, b))));
+        assert.equal(error, undefined);
+        assert.deepEqual(values, expected);
+      }),
+      { numRuns: 25 },
+    );
+    // The watch decodes from its exchange; the POST's body was sent chunked by the client.
+    const exchanges = (await drain(decodeHttp1Exchanges(streamOf([s2c]), streamOf([c2s])))).values;
+    const watched = await drain(decodeWatchResponse(exchanges[1].response.toResponse()));
+    assert.deepEqual(watched.values.map((e) => e.type), ["ADDED", "MODIFIED"]);
+    assert.equal(exchanges[2].request?.framing, "chunked");
+    for (const e of exchanges) await e.response.body.cancel().catch(() => {});
+    // Without the client's bytes the HEAD response's Content-Length would swallow the next response.
+    const alone = await drain(streamOf([s2c]).pipeThrough(new Http1ResponseDecoderStream()));
+    assert.equal(alone.values[0].framing, "content-length");
+
+    // CONNECT and Upgrade: the tunnels' bytes follow each head.
+    for (
+      const [connection, request, framing, body] of [
+        [connect, "CONNECT watch.test:443", "upgrade", "tunnel echo: ping"],
+        [upgrade, "GET /stream", "upgrade", "upgraded echo: ping"],
+      ] as const
+    ) {
+      const { values, error } = await drain(
+        summarize(streamOf([connection.serverToClient]), streamOf([connection.clientToServer])),
+      );
+      assert.equal(error, undefined);
+      assert.deepEqual(values.map((v) => [v.request, v.framing, v.body]), [[request, framing, body]]);
+    }
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
