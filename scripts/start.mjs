@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: decodes every bundled server-to-client capture in fixtures/ with the built CLI and prints the events
-// as a table (pass `-- --output ndjson` for JSON lines). Request-direction captures (*.request.http) are left out;
-// the etcd Watch capture (HTTP/2) is decoded with its request direction, and so are the Go net/http captures of
-// Kubernetes protobuf watches (fixtures/kubernetes/captures: HTTP/1.1 and h2c).
+// as a table (pass `-- --output ndjson` for JSON lines). Each is decoded with its request direction (--request), so
+// the table names the request of every response: the HTTP/1.1 captures of node:http, Deno.serve and Bun.serve
+// (*.request.http), the etcd Watch capture (HTTP/2), and the Go net/http captures of Kubernetes protobuf watches
+// (fixtures/kubernetes/captures: HTTP/1.1 and h2c).
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -17,13 +18,13 @@ const goCaptures = readdirSync(new URL("../fixtures/kubernetes/captures/", impor
   .sort()
   .map((name) => {
     const file = `fixtures/kubernetes/captures/${name}`;
-    return name.includes("-h2c-") ? [file, "--request", file.replace(/\.s2c\.bin$/, ".c2s.bin")] : [file];
+    return [file, "--request", file.replace(/\.s2c\.bin$/, ".c2s.bin")];
   });
 const extra = process.argv.slice(2);
 const args = extra.length > 0 ? extra : ["--output", "table"];
 // The etcd Watch capture is HTTP/2 (gRPC): its request direction tells the CLI which stream is the watch.
 const runs = [
-  ...captures.map((file) => [file]),
+  ...captures.map((file) => [file, "--request", file.replace(/\.http$/, ".request.http")]),
   ["fixtures/etcd-watch.s2c.bin", "--request", "fixtures/etcd-watch.c2s.bin"],
   ...goCaptures,
 ];

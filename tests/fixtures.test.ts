@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { Http1ResponseDecoderStream } from "../mod.ts";
+import { decodeHttp1Exchanges, Http1ResponseDecoderStream } from "../mod.ts";
 import { cutsFor, splitAt, text } from "./_util.ts";
 import { type CapturedEvent, decodeCaptureBytes, lazyStream } from "./peers/decode_capture.ts";
 
@@ -79,6 +79,14 @@ for (const name of captures) {
     assert.deepEqual(got.map((h) => h.status), statuses);
     for (const h of got) assert.equal(h.framing, h.status === 200 ? "chunked" : "content-length");
     if (base.endsWith("-gzip")) assert.ok(got.every((h) => h.decoded === "gzip"));
+    // With the request direction, each response is paired with the request the line scan above found.
+    const paired: string[] = [];
+    const exchanges = decodeHttp1Exchanges(lazyStream([capture]), lazyStream([read(`${base}.request.http`)]));
+    for await (const { request, response } of exchanges) {
+      paired.push(`${request?.method} ${request?.target} ${request?.version}\r`);
+      await response.body.cancel();
+    }
+    assert.deepEqual(paired, requests);
   });
 
   test(`fixtures/${name}: split invariance (random cut points, dense pieces)`, async () => {

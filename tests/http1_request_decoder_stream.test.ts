@@ -212,3 +212,19 @@ test("http1 requests: a head longer than maxHeaderBytes is refused before it is 
   assert.equal(error.offset, 18);
   assert.match(error.message, /request head longer than 64 bytes/);
 });
+
+test("http1 requests: what RFC 9112 leaves to the reader: any token as method, HTTP/1.2, TE with CL framed by TE", async () => {
+  const wire = utf8(
+    "purge /cache HTTP/1.1\r\n\r\n" + "GET / HTTP/1.2\r\n\r\n" +
+      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 99\r\n\r\n2\r\nab\r\n0\r\n\r\n" +
+      "GET /last HTTP/1.1\r\n\r\n",
+  );
+  const { values, error } = await drain(summarize(streamOf(bytewise(wire))));
+  assert.equal(error, undefined);
+  assert.deepEqual(values.map((r) => [r.method, r.version, r.framing, r.body]), [
+    ["purge", "HTTP/1.1", "none", ""],
+    ["GET", "HTTP/1.2", "none", ""],
+    ["POST", "HTTP/1.1", "chunked", "ab"],
+    ["GET", "HTTP/1.1", "none", ""],
+  ]);
+});

@@ -11,8 +11,11 @@ import fc from "fast-check";
 import {
   ChunkedDecoderStream,
   DecodeError,
+  decodeHttp1Exchanges,
   EtcdWatchDecoderStream,
   GrpcMessageDecoderStream,
+  type Http1Exchange,
+  Http1RequestDecoderStream,
   Http1ResponseDecoderStream,
   Http2ConnectionDecoderStream,
   InflateStream,
@@ -117,6 +120,21 @@ const PIPELINES: {
     decode: (s) => s.pipeThrough(new Http1ResponseDecoderStream()),
   },
   {
+    name: "HTTP/1.1 requests (the node:net client's bytes)",
+    seed: "node-http-watch.request.http",
+    decode: (s) => s.pipeThrough(new Http1RequestDecoderStream()),
+  },
+  {
+    name: "HTTP/1.1 exchanges, the server's bytes damaged",
+    seed: "node-http-watch.http",
+    decode: (s) => responsesOf(decodeHttp1Exchanges(s, streamOf([fixture("node-http-watch.request.http")]))),
+  },
+  {
+    name: "HTTP/1.1 exchanges, the client's bytes damaged",
+    seed: "node-http-watch.request.http",
+    decode: (s) => responsesOf(decodeHttp1Exchanges(streamOf([fixture("node-http-watch.http")]), s)),
+  },
+  {
     name: "chunked body to JSON watch events",
     seed: "node-http-watch.http",
     // The seed's body: what follows its head.
@@ -168,6 +186,11 @@ const PIPELINES: {
       ),
   },
 ];
+
+/** The responses of exchanges (whose bodies drainDeep then reads). */
+function responsesOf(exchanges: ReadableStream<Http1Exchange>): ReadableStream<unknown> {
+  return exchanges.pipeThrough(new TransformStream({ transform: (e, controller) => controller.enqueue(e.response) }));
+}
 
 /** The chunked body of the first response of an HTTP/1.1 capture: from its head's end to its last chunk. */
 function bodyOf(capture: Uint8Array): Uint8Array {

@@ -93,6 +93,11 @@ export interface Http1Request extends Omit<Http1RequestHead, "contentLength"> {
  * After a CONNECT or an `Upgrade` the server accepted, the rest of the bytes go to the request's `tunnel`. Errors are
  * {@linkcode DecodeError}s with the byte offset in the connection.
  *
+ * Where RFC 9112 lets a server choose, this decoder takes the reading that keeps a capture decodable: a method is any
+ * token (not only the methods a server knows), a higher minor version (`HTTP/1.2`) reads as HTTP/1.1, and a request
+ * with both Transfer-Encoding and Content-Length is framed by Transfer-Encoding (§6.3; a server may refuse such a
+ * request instead, and must close the connection after it either way). Node's llhttp, for one, refuses all three.
+ *
  * @example
  * ```ts
  * import { Http1RequestDecoderStream } from "watchwire";
