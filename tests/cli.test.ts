@@ -133,7 +133,7 @@ test("cli: --request with an HTTP/1.1 capture: a HEAD response has no body; tabl
   assert.equal(bad.stdout, "");
   assert.match(
     bad.stderr,
-    /^watchwire: s2c\.http: byte 13: unsupported HTTP version 3\.0 \(in the client-to-server bytes\) \[REQUEST_LINE_INVALID\]\n$/,
+    /^watchwire: s2c\.http: byte 13: unsupported HTTP version 3\.0 \(in the client-to-server bytes: head of request 1\) \[REQUEST_LINE_INVALID\]\n$/,
   );
 });
 
@@ -183,6 +183,30 @@ test("cli: a transport fault names its byte in the file", async () => {
   assert.equal(r.status, 1);
   assert.equal(r.stdout, body);
   assert.match(r.stderr, new RegExp(`^watchwire: c: byte ${capture.indexOf("zz")}: .*\\[CHUNK_SIZE_INVALID\\]$`, "m"));
+});
+
+test("cli: a truncated capture and a fault in a later response's head name their bytes in the file, not in a body", async () => {
+  const first = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+    chunkedBody(body);
+  // Cut inside the body of the first response: the fault is where the file ends.
+  const cut = first.slice(0, first.length - 20);
+  const truncated = await run(["decode", "c"], { c: cut });
+  assert.equal(truncated.status, 1);
+  assert.equal(
+    truncated.stderr,
+    `watchwire: c: byte ${cut.length}: the connection ended (in the body of response 1) [TRUNCATED]\n`,
+  );
+  // A malformed field line in the head of the second response.
+  const second = first + "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n";
+  const r = await run(["decode", "c"], { c: second });
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, body);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^watchwire: c: byte ${first.length + 17 + 3}: .* \\(in the head of response 2\\) \\[HEADER_INVALID\\]\n$`,
+    ),
+  );
 });
 
 test("cli: usage errors exit 2", async () => {

@@ -151,7 +151,7 @@ test("http1 exchanges: a fault in the client's bytes fails the result after the 
   assert.ok(error instanceof DecodeError);
   assert.equal(error.code, "REQUEST_LINE_INVALID");
   assert.equal(error.offset, c2s.indexOf("9.9"));
-  assert.equal(error.context, "client-to-server bytes");
+  assert.equal(error.context, "client-to-server bytes: head of request 2");
   // Past the last response, a client fault still fails the result.
   const late = await readInTurn(
     decodeHttp1Exchanges(streamOf([utf8(s2c.slice(0, s2c.indexOf("HTTP", 1)))]), streamOf([utf8(c2s)])),

@@ -193,7 +193,7 @@ test("http1 requests: framing faults name the field line, the byte or the end", 
     "TRUNCATED",
     58,
     1,
-    /body of request 2 \(3 bytes missing\)/,
+    /^the connection ended \(3 bytes missing\) at byte 58 \(in the body of request 2\)$/,
   );
   await fault(ok + "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nz\r\n", "CHUNK_SIZE_INVALID", 65, 1);
   await fault(ok + "GET / HTTP/1.1\nHost: k\r\n\r\n", "CRLF_EXPECTED", 18 + 14, 1, /bare LF in a request head/);

@@ -133,7 +133,11 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     let i = 0;
     while (i < chunk.length) {
       if (this.#phase === Phase.Head) {
-        i = this.#readHead(chunk, i);
+        try {
+          i = this.#readHead(chunk, i);
+        } catch (error) {
+          throw this.#inHead(error);
+        }
         if (this.#headDone) await this.#startBody(emit);
       } else {
         i = this.#readBody(chunk, i);
@@ -155,11 +159,9 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     const noun = this.#role.noun;
     if (this.#phase === Phase.Head) {
       if (this.#head.length > 0 && !isOnlyCrlf(this.#head.view())) {
-        throw new DecodeError(
-          "TRUNCATED",
-          this.#consumed,
-          `connection ended inside the head of ${noun} ${this.#index + 1}`,
-        );
+        throw new DecodeError("TRUNCATED", this.#consumed, "the connection ended", {
+          context: `head of ${noun} ${this.#index + 1}`,
+        });
       }
       return;
     }
@@ -168,11 +170,9 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
       return;
     }
     const missing = this.#framing === "content-length" ? ` (${this.#remaining} bytes missing)` : "";
-    const error = new DecodeError(
-      "TRUNCATED",
-      this.#consumed,
-      `connection ended inside the body of ${noun} ${this.#index}${missing}`,
-    );
+    const error = new DecodeError("TRUNCATED", this.#consumed, `the connection ended${missing}`, {
+      context: `body of ${noun} ${this.#index}`,
+    });
     this.#feed?.error(error);
     throw error;
   }
@@ -232,7 +232,12 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     this.#head.clear();
     this.#lineStart = 0;
     const role = this.#role;
-    const head = await role.parse(lines, offsets);
+    let head: H;
+    try {
+      head = await role.parse(lines, offsets);
+    } catch (error) {
+      throw this.#inHead(error);
+    }
     const index = this.#index++;
     const feed = new BodyFeed(this.#options.bodyHighWaterMark ?? 1 << 20);
     let settle!: (fields: FieldList) => void;
@@ -355,6 +360,18 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
         return chunk.length;
       }
     }
+  }
+
+  /**
+   * A fault in a head, placed there: every fault of the connection names where it is (`context`), so that a reader
+   * can tell its offset (in the connection's bytes) from that of a fault found in a body by whatever decodes it.
+   */
+  #inHead(error: unknown): unknown {
+    if (!(error instanceof DecodeError) || error.context !== undefined) return error;
+    return new DecodeError(error.code, error.offset, error.detail, {
+      cause: error.cause,
+      context: `head of ${this.#role.noun} ${this.#index + 1}`,
+    });
   }
 
   #bodyError(error: unknown): unknown {

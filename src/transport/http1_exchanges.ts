@@ -54,7 +54,7 @@ export interface Http1Exchange {
  * The responses decide in turn whether the client's bytes after a CONNECT or an `Upgrade` are more requests. Each
  * response is handed on once its request is known (or the client bytes have ended without it). Request bodies are not
  * kept. A fault in either direction fails the result (after the exchanges before it); one in the client's bytes says
- * so in its `context`.
+ * so in its `context` (`"client-to-server bytes: head of request 2"`).
  *
  * @example
  * ```ts
@@ -183,9 +183,9 @@ export function decodeHttp1Exchanges(
 
 /** A fault in the client's bytes, marked as such (its offset counts those bytes). */
 function inClientBytes(error: unknown): unknown {
-  if (!(error instanceof DecodeError) || error.context !== undefined) return error;
+  if (!(error instanceof DecodeError)) return error;
   return new DecodeError(error.code, error.offset, error.detail, {
     cause: error.cause,
-    context: "client-to-server bytes",
+    context: error.context === undefined ? "client-to-server bytes" : `client-to-server bytes: ${error.context}`,
   });
 }
