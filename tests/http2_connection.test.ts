@@ -20,7 +20,8 @@ import {
   Http2StreamError,
   type WatchEvent,
 } from "../mod.ts";
-import { assertSplitInvariant, concat, drain, errorKey, streamOf, text, utf8 } from "./_util.ts";
+import fc from "fast-check";
+import { assertSplitInvariant, concat, cutsFor, drain, errorKey, splitAt, streamOf, text, utf8 } from "./_util.ts";
 import { recordH2c } from "./peers/h2_client.ts";
 import { delayAfter, ndjsonLines, watchEvents, type WatchResource } from "./peers/watch_events.ts";
 
@@ -432,4 +433,43 @@ test("http2 connection: RST_STREAM with an error fails the body; toResponse's st
   assert.equal(response.body, null);
   assert.throws(() => badStatus.toResponse(), /no valid :status \(2xx\)/);
   assert.throws(() => noStatus.toResponse(), /no valid :status \(none\)/);
+});
+
+test("http2 connection: inputOffsetOf places every body byte in the input, padded frames and split frames too", async () => {
+  const payload = (id: number, n: number) => utf8(`stream ${id} frame ${n}: ${"x".repeat(n * 7)}\n`);
+  const framesIn: Http2Frame[] = [
+    { type: "SETTINGS", streamId: 0, parameters: [] },
+    { type: "HEADERS", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x88) },
+    { type: "HEADERS", streamId: 3, endHeaders: true, fragment: Uint8Array.of(0x88) },
+  ] as Http2Frame[];
+  for (let n = 0; n < 12; n++) {
+    const id = n % 3 === 0 ? 3 : 1;
+    const padded = n % 4 === 1;
+    framesIn.push({
+      type: "DATA",
+      streamId: id,
+      endStream: false,
+      data: payload(id, n),
+      ...(padded ? { padded: true, padLength: n * 3 } : {}),
+    } as Http2Frame);
+  }
+  framesIn.push({ type: "DATA", streamId: 1, endStream: true, data: new Uint8Array(0) } as Http2Frame);
+  framesIn.push({ type: "DATA", streamId: 3, endStream: true, data: utf8("end") } as Http2Frame);
+  const wire = encodeHttp2Frames(framesIn);
+  assert.ok(frames(wire, "none").some((f) => f.type === "DATA" && f.padLength > 3), "some DATA frames are padded");
+  const check = async (chunks: Uint8Array[]) => {
+    const messages = (await drain(streamOf(chunks).pipeThrough(new Http2ConnectionDecoderStream()))).values;
+    assert.equal(messages.length, 2);
+    for (const message of messages) {
+      const body = concat((await drain(message.body)).values);
+      assert.ok(body.length > 100);
+      for (let k = 0; k < body.length; k++) {
+        const at = message.inputOffsetOf(k);
+        assert.ok(at !== undefined && wire[at] === body[k], `stream ${message.streamId}: byte ${k} placed at ${at}`);
+      }
+    }
+  };
+  await check([wire]);
+  await check(Array.from(wire, (b) => Uint8Array.of(b)));
+  await fc.assert(fc.asyncProperty(cutsFor(wire.length), (cuts) => check(splitAt(wire, cuts))), { numRuns: 30 });
 });

@@ -12,6 +12,8 @@ import type { WatchEvent } from "../events.ts";
 import type { Http1Response } from "../transport/http1_response_decoder_stream.ts";
 import { decodeHttp1Exchanges } from "../transport/http1_exchanges.ts";
 import { isInterim } from "../transport/http1_head.ts";
+import { removableCoding } from "../transport/content_coding.ts";
+import { fieldValues } from "../transport/field_line.ts";
 import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import {
@@ -487,6 +489,8 @@ class Section {
   etcd = false;
   done = false;
   error: unknown;
+  /** The body was content-decoded (gzip, deflate) before its events: its faults' offsets count decoded bytes. */
+  decoded: string | undefined;
   /** The error is the connection's (its offset counts bytes of the file), not the body's. */
   connectionFault = false;
   notes: string[] = [];
@@ -546,6 +550,7 @@ async function decodeHttp2File(
         source = new Response(stream, { headers: { "content-type": type } });
       } else {
         source = response.toResponse();
+        section.decoded = removableCoding(fieldValues(response.headers, "content-encoding").join(","));
       }
       for await (const event of decodeWatchResponse(source, decodeOptions)) {
         if ((event as unknown as ListNote).type === "LIST") {
@@ -605,7 +610,13 @@ async function decodeHttp2File(
     if (section === undefined || section.connectionFault || e === connectionError?.reason) {
       return `byte ${e.offset}: ${e.detail}${e.context ? ` (in the ${e.context})` : ""}`;
     }
-    return `byte ${e.offset} of the body of stream ${section.exchange.streamId}: ${e.detail}`;
+    // A fault in a body: its offset counts body bytes; say where that is in the file too (as for HTTP/1.1).
+    const { streamId, response } = section.exchange;
+    const where = section.decoded === undefined ? response.inputOffsetOf(e.offset) : undefined;
+    const body = `byte ${e.offset} of the ${
+      section.decoded ? `${section.decoded}-decoded ` : ""
+    }body of stream ${streamId}`;
+    return where === undefined ? `${body}: ${e.detail}` : `byte ${where}: ${e.detail} (${body})`;
   };
   for (let k = 0;; k++) {
     while (k >= sections.length && !listed) await new Promise<void>((resolve) => (wakePrinter = resolve));

@@ -12,6 +12,7 @@ import { removeCoding, removeContentCoding } from "./content_coding.ts";
 import type { FieldList } from "./field_line.ts";
 import type { Http1BodyFraming, TransferCoding } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
+import { PayloadOffsets } from "./payload_offsets.ts";
 
 /**
  * Limits and choices common to the HTTP/1.1 request and response decoders.
@@ -87,7 +88,6 @@ interface PendingMessage<H> {
 
 const CR = 13;
 const LF = 10;
-const SEGMENTS = 4096;
 
 const enum Phase {
   Head,
@@ -117,7 +117,7 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
   #bodyStart = 0;
   #payload = 0;
   #settleTrailers: ((fields: FieldList) => void) | undefined;
-  #segments: { payload: Float64Array; input: Float64Array; count: number } | undefined;
+  #offsets: PayloadOffsets | undefined;
   /** The message being read: its head, and how to settle its `tunnel`. */
   #message: PendingMessage<H> | undefined;
   /** A message whose body has ended: the role is asked whether the connection switches (see `#asked`). */
@@ -256,10 +256,8 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
         maxTrailerBytes: this.#options.maxTrailerBytes,
       })
       : undefined;
-    this.#segments = head.framing === "chunked"
-      ? { payload: new Float64Array(SEGMENTS), input: new Float64Array(SEGMENTS), count: 0 }
-      : undefined;
-    const segments = this.#segments;
+    const pieces = head.framing === "chunked" ? new PayloadOffsets() : undefined;
+    this.#offsets = pieces;
     const bodyStart = this.#bodyStart;
     this.#message = { head, index, openTunnel };
 
@@ -279,16 +277,8 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
       decoded,
       trailers,
       tunnel,
-      inputOffsetOf(payloadOffset) {
-        if (segments === undefined) return bodyStart + payloadOffset;
-        const { payload, input, count } = segments;
-        const first = Math.max(0, count - SEGMENTS);
-        for (let k = count - 1; k >= first; k--) {
-          const slot = k % SEGMENTS;
-          if (payload[slot] <= payloadOffset) return input[slot] + (payloadOffset - payload[slot]);
-        }
-        return undefined;
-      },
+      inputOffsetOf: (payloadOffset) =>
+        pieces === undefined ? bodyStart + payloadOffset : pieces.inputOffsetOf(payloadOffset),
     }));
     if (head.framing === "upgrade") {
       this.#phase = Phase.Raw;
@@ -332,14 +322,12 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
       }
       case "chunked": {
         const decoder = this.#chunked!;
-        const segments = this.#segments!;
+        const offsets = this.#offsets!;
         const base = this.#consumed - i; // input offset of chunk[0]
         let used: number;
         try {
           used = decoder.push(chunk.subarray(i), (payload) => {
-            const slot = segments.count++ % SEGMENTS;
-            segments.payload[slot] = this.#payload;
-            segments.input[slot] = base + (payload.byteOffset - chunk.byteOffset);
+            offsets.record(this.#payload, base + (payload.byteOffset - chunk.byteOffset));
             this.#payload += payload.length;
             feed.enqueue(payload);
           });
@@ -391,7 +379,7 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     this.#feed = undefined;
     this.#settleTrailers = undefined;
     this.#chunked = undefined;
-    this.#segments = undefined;
+    this.#offsets = undefined;
     this.#phase = Phase.Head;
     this.#headStart = this.#consumed; // the next head starts here
     const message = this.#message;

@@ -7,6 +7,7 @@
 import { DecodeError } from "../../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../../streams/decoder_stream.ts";
 import { BodyFeed } from "../body_feed.ts";
+import { PayloadOffsets } from "../payload_offsets.ts";
 import { removeContentCoding } from "../content_coding.ts";
 import { type FieldList, toHeaders } from "../field_line.ts";
 import { HpackDecoder } from "../hpack/hpack_decoder.ts";
@@ -224,6 +225,11 @@ export interface Http2Message {
   /** Resolves when the stream ends, with how. */
   end: Promise<Http2StreamEnd>;
   /**
+   * Where byte `payloadOffset` of `body` (the DATA payloads, padding excluded, before any content decoding) lies in
+   * this direction's input; `undefined` when it is too far back to remember (more than 4096 DATA frames ago).
+   */
+  inputOffsetOf(payloadOffset: number): number | undefined;
+  /**
    * A `fetch` {@linkcode Response} with `:status`, the other header fields and the body, as `fetch` would give it: a
    * `content-encoding` of gzip (x-gzip) or deflate is removed, the body decoded (`body` above stays as it came). Throws a
    * `RangeError` when the headers are missing, have no valid `:status`, or the status is 1xx.
@@ -275,6 +281,12 @@ interface StreamState {
   settleTrailers: (fields: FieldList) => void;
   settleEnd: (end: Http2StreamEnd) => void;
   done: boolean;
+  /** Where the body's DATA lay in the input. */
+  offsets: PayloadOffsets;
+  /** Payload bytes handed on so far. */
+  payload: number;
+  /** The input offset of the next piece of a DATA frame handed on in pieces (`undefined` between frames). */
+  nextPiece: number | undefined;
 }
 
 interface OpenBlock {
@@ -476,6 +488,11 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
           state = this.#open(frame.streamId, frame.offset, undefined, true, undefined);
           emit(state.message);
         }
+        // A frame's content starts after its header and pad length; its pieces follow one another in the input.
+        const at = state.nextPiece ?? frame.offset + HTTP2_FRAME_HEADER_LENGTH + (frame.padded ? 1 : 0);
+        if (frame.data.length > 0) state.offsets.record(state.payload, at);
+        state.payload += frame.data.length;
+        state.nextPiece = frame.more === true ? at + frame.data.length : undefined;
         state.feed.enqueue(frame.data);
         if (frame.endStream) {
           this.#end(state, { reason: "end-stream" }, undefined);
@@ -626,6 +643,7 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
     const trailers = new Promise<FieldList>((resolve) => (settleTrailers = resolve));
     const end = new Promise<Http2StreamEnd>((resolve) => (settleEnd = resolve));
     const body = feed.stream;
+    const offsets = new PayloadOffsets();
     const message: Http2Message = {
       streamId: id,
       offset,
@@ -634,6 +652,7 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
       body,
       trailers,
       end,
+      inputOffsetOf: (payloadOffset) => offsets.inputOffsetOf(payloadOffset),
       toResponse() {
         if (headers === undefined) {
           throw new RangeError(
@@ -646,7 +665,17 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
       },
     };
     if (headerError !== undefined) message.headerError = headerError;
-    const state: StreamState = { id, feed, message, settleTrailers, settleEnd, done: false };
+    const state: StreamState = {
+      id,
+      feed,
+      message,
+      settleTrailers,
+      settleEnd,
+      done: false,
+      offsets,
+      payload: 0,
+      nextPiece: undefined,
+    };
     this.#streams.set(id, state);
     return state;
   }
