@@ -326,3 +326,102 @@ test("http1 exchanges: a node:http client and server (HEAD, a watch, a chunked P
     await server.close();
   }
 });
+
+// --- A model of connections: random request/response sequences, written out and read back under random cuts. ---
+
+type Step = {
+  method: "GET" | "HEAD" | "POST" | "CONNECT" | "UPGRADE";
+  requestBody: "none" | "length" | "chunked";
+  continue100: boolean;
+  status: number;
+  responseBody: "length" | "chunked" | "none";
+  text: string;
+};
+
+const step: fc.Arbitrary<Step> = fc.record({
+  method: fc.constantFrom("GET", "HEAD", "POST", "CONNECT", "UPGRADE"),
+  requestBody: fc.constantFrom("none", "length", "chunked"),
+  continue100: fc.boolean(),
+  status: fc.constantFrom(200, 201, 204, 304, 404, 407),
+  responseBody: fc.constantFrom("length", "chunked", "none"),
+  text: fc.string({ maxLength: 12 }).map((s) => s.replace(/[^\x20-\x7e]/g, "?")),
+});
+
+const chunked = (body: string) => (body === "" ? "" : `${utf8(body).length.toString(16)}\r\n${body}\r\n`) + "0\r\n\r\n";
+
+/** The bytes of a connection in the model, and the exchanges a decoder must find in them. */
+function writeConnection(steps: Step[], last: "none" | "connect" | "upgrade") {
+  let c2s = "";
+  let s2c = "";
+  const expected: ExchangeSummary[] = [];
+  steps.forEach((s, i) => {
+    const target = s.method === "CONNECT" ? `host${i}:443` : `/r${i}`;
+    const method = s.method === "UPGRADE" ? "GET" : s.method;
+    const upgrade = s.method === "UPGRADE" ? "Connection: upgrade\r\nUpgrade: websocket\r\n" : "";
+    const requestBody = `req${i}`;
+    c2s += `${method} ${target} HTTP/1.1\r\nHost: k\r\n${upgrade}`;
+    if (s.requestBody === "length") c2s += `Content-Length: ${requestBody.length}\r\n\r\n${requestBody}`;
+    else if (s.requestBody === "chunked") c2s += `Transfer-Encoding: chunked\r\n\r\n${chunked(requestBody)}`;
+    else c2s += "\r\n";
+    const request = `${method} ${target}`;
+    if (s.continue100) {
+      s2c += "HTTP/1.1 100 Continue\r\n\r\n";
+      expected.push({ request, status: 100, framing: "none", body: "" });
+    }
+    // Refused CONNECTs and Upgrades only: a 2xx to CONNECT would start a tunnel (the `last` step's business).
+    const status = s.method === "CONNECT" && s.status < 300 ? 407 : s.status;
+    const bodiless = method === "HEAD" || status === 204 || status === 304;
+    const body = bodiless || s.responseBody === "none" ? "" : s.text;
+    s2c += `HTTP/1.1 ${status} X\r\n`;
+    let framing: string = s.responseBody === "chunked" ? "chunked" : "content-length";
+    if (s.responseBody === "chunked") {
+      s2c += "Transfer-Encoding: chunked\r\n\r\n" + (bodiless ? "" : chunked(body));
+    } else {
+      // A HEAD response's Content-Length is the GET's length: the bytes do not follow.
+      s2c += `Content-Length: ${utf8(s.responseBody === "none" ? "" : s.text).length}\r\n\r\n` + (bodiless ? "" : body);
+    }
+    if (bodiless) framing = "none";
+    expected.push({ request, status, framing, body });
+  });
+  if (last === "connect") {
+    c2s += "CONNECT end:443 HTTP/1.1\r\nHost: end:443\r\n\r\nCLIENT TUNNEL GET / HTTP/1.1\r\n\r\n";
+    s2c += "HTTP/1.1 200 Connection Established\r\n\r\nSERVER TUNNEL HTTP/1.1 200 OK\r\n\r\n";
+    expected.push({
+      request: "CONNECT end:443",
+      status: 200,
+      framing: "upgrade",
+      body: "SERVER TUNNEL HTTP/1.1 200 OK\r\n\r\n",
+    });
+  } else if (last === "upgrade") {
+    c2s += "GET /ws HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x02hi";
+    s2c += "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x02ok";
+    expected.push({ request: "GET /ws", status: 101, framing: "upgrade", body: "\x81\x02ok" });
+  }
+  return { c2s: utf8(c2s), s2c: utf8(s2c), expected };
+}
+
+test("http1 exchanges: random connections (GET, HEAD, bodies, 100 Continue, refused and accepted CONNECT and Upgrade) under random cuts", async () => {
+  const connection = fc.record({
+    steps: fc.array(step, { maxLength: 8 }),
+    last: fc.constantFrom("none" as const, "connect" as const, "upgrade" as const),
+  }).chain(({ steps, last }) => {
+    const { c2s, s2c, expected } = writeConnection(steps, last);
+    return fc.record({
+      c2s: fc.constant(c2s),
+      s2c: fc.constant(s2c),
+      expected: fc.constant(expected),
+      c2sCuts: cutsFor(c2s.length),
+      s2cCuts: cutsFor(s2c.length),
+    });
+  });
+  await fc.assert(
+    fc.asyncProperty(connection, async ({ c2s, s2c, expected, c2sCuts, s2cCuts }) => {
+      const { values, error } = await drain(
+        summarize(streamOf(splitAt(s2c, s2cCuts)), streamOf(splitAt(c2s, c2sCuts))),
+      );
+      assert.equal(error, undefined);
+      assert.deepEqual(values, expected);
+    }),
+    { numRuns: 150 },
+  );
+});
