@@ -28,7 +28,7 @@ export * from "./src/codec/watch_event.ts";
 export * from "./src/codec/json_watch_event_decoder_stream.ts";
 export * from "./src/codec/media_type.ts";
 export type { Http1BodyFraming, Http1Head, Http1RequestHead, TransferCoding } from "./src/transport/http1_head.ts";
-export type { Http1DecoderOptions } from "./src/transport/http1_connection.ts";
+export type { Http1DecoderOptions, Http1Message } from "./src/transport/http1_connection.ts";
 export * from "./src/transport/http1_response_decoder_stream.ts";
 export * from "./src/transport/http1_request_decoder_stream.ts";
 export * from "./src/transport/http1_exchanges.ts";

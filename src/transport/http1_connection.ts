@@ -49,19 +49,51 @@ export interface Http1HeadFraming {
   contentLength: number;
 }
 
-/** What the connection gives a role to build its message from. */
-export interface Http1MessageParts<H> {
-  head: H;
-  /** Position of the message in its direction, 0 for the first. */
+/**
+ * What every message read from an HTTP/1.1 connection carries besides its head: where it is, and its body.
+ *
+ * @example
+ * ```ts
+ * import { type Http1Message, Http1RequestDecoderStream, Http1ResponseDecoderStream } from "watchwire";
+ *
+ * const where = (message: Http1Message) => `#${message.index} at ${message.offset}, body at ${message.bodyOffset}`;
+ * const requests = new Blob(["POST /a HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"]).stream();
+ * for await (const request of requests.pipeThrough(new Http1RequestDecoderStream())) {
+ *   console.log(where(request), await new Response(request.body).text()); // #0 at 0, body at 39 {}
+ * }
+ * const responses = new Blob(["HTTP/1.1 204 No Content\r\n\r\n"]).stream();
+ * for await (const response of responses.pipeThrough(new Http1ResponseDecoderStream())) {
+ *   console.log(where(response)); // #0 at 0, body at 27
+ * }
+ * ```
+ */
+export interface Http1Message {
+  /** Position of the message in its direction of the connection, 0 for the first. */
   index: number;
-  /** Byte offset of the start line. */
+  /** Byte offset of the start line (request line or status line) in the connection's bytes. */
   offset: number;
-  /** Byte offset of the first body byte. */
+  /** Byte offset of the first body byte in the connection's bytes. */
   bodyOffset: number;
-  body: ReadableStream<Uint8Array>;
+  /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
   decoded: string | undefined;
+  /**
+   * The payload: transfer codings removed (chunked, and any in `transferCodings`), and content coding too where
+   * `decoded` says so; empty when the message has none. A body must be read or cancelled for the decoder to move on
+   * past it (as with `fetch`).
+   */
+  body: ReadableStream<Uint8Array>;
+  /** Trailer fields of a chunked body once it has ended (empty for other framings). */
   trailers: Promise<FieldList>;
+  /**
+   * Where payload byte `payloadOffset` (of the body before content decoding) lies in the connection's bytes; `undefined`
+   * when it is too far back to remember (more than 4096 chunks ago).
+   */
   inputOffsetOf(payloadOffset: number): number | undefined;
+}
+
+/** What the connection gives a role to build its message from. */
+export interface Http1MessageParts<H> extends Http1Message {
+  head: H;
   /** Settled once the body has ended: the bytes that follow it if the connection then switched protocols. */
   tunnel: Promise<ReadableStream<Uint8Array> | undefined>;
 }

@@ -4,10 +4,10 @@
  * @module
  */
 import { DecoderStream } from "../streams/decoder_stream.ts";
-import type { FieldList } from "./field_line.ts";
 import {
   Http1Connection,
   type Http1DecoderOptions,
+  type Http1Message,
   type Http1MessageParts,
   type Http1Role,
 } from "./http1_connection.ts";
@@ -60,24 +60,7 @@ export interface Http1RequestDecoderOptions extends Http1DecoderOptions {
  * }
  * ```
  */
-export interface Http1Request extends Omit<Http1RequestHead, "contentLength"> {
-  /** Position of the request on the connection, 0 for the first. */
-  index: number;
-  /** Byte offset of the request line in the connection's bytes. */
-  offset: number;
-  /** Byte offset of the first body byte in the connection's bytes. */
-  bodyOffset: number;
-  /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
-  decoded: string | undefined;
-  /**
-   * The payload: transfer codings removed, and content coding too where `decoded` says so; empty for `none`. A body
-   * must be read or cancelled for the decoder to move on past it.
-   */
-  body: ReadableStream<Uint8Array>;
-  /** Trailer fields of a chunked body once it has ended (empty for other framings). */
-  trailers: Promise<FieldList>;
-  /** Where payload byte `payloadOffset` lies in the connection's bytes, as `Http1Response.inputOffsetOf`. */
-  inputOffsetOf(payloadOffset: number): number | undefined;
+export interface Http1Request extends Omit<Http1RequestHead, "contentLength">, Http1Message {
   /**
    * Settled once the body has ended: the client's bytes that follow, raw, if the connection then switched protocols
    * (see `switchedProtocols`), else `undefined`. Read or cancel it as a body.
@@ -133,18 +116,9 @@ class RequestRole implements Http1Role<Http1RequestHead, Http1Request> {
   }
 
   message(parts: Http1MessageParts<Http1RequestHead>): Http1Request {
-    const { contentLength: _, ...fields } = parts.head;
-    const request: Http1Request = {
-      index: parts.index,
-      offset: parts.offset,
-      bodyOffset: parts.bodyOffset,
-      ...fields,
-      decoded: parts.decoded,
-      body: parts.body,
-      trailers: parts.trailers,
-      inputOffsetOf: parts.inputOffsetOf,
-      tunnel: parts.tunnel,
-    };
+    const { head, ...message } = parts;
+    const { contentLength: _, ...fields } = head;
+    const request: Http1Request = { ...message, ...fields };
     // Kept only until `switches` is asked about it: the request object is what `switchedProtocols` is given.
     if (mayUpgrade(request)) this.#requests.push(request);
     return request;

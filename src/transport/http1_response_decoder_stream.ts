@@ -4,11 +4,12 @@
  * @module
  */
 import { DecoderStream } from "../streams/decoder_stream.ts";
-import { type FieldList, toHeaders } from "./field_line.ts";
+import { toHeaders } from "./field_line.ts";
 import { type Http1Head, isInterim, parseHead, parseStatusLine } from "./http1_head.ts";
 import {
   Http1Connection,
   type Http1DecoderOptions,
+  type Http1Message,
   type Http1MessageParts,
   type Http1Role,
 } from "./http1_connection.ts";
@@ -58,32 +59,12 @@ export interface Http1ResponseDecoderOptions extends Http1DecoderOptions {
  * }
  * ```
  */
-export interface Http1Response extends Omit<Http1Head, "contentLength"> {
-  /** Position of the response on the connection, 0 for the first. */
-  index: number;
+export interface Http1Response extends Omit<Http1Head, "contentLength">, Http1Message {
   /**
    * Position on the connection of the request this response answers, 0 for the first: interim responses (1xx but
    * 101) share it with the final response that follows them.
    */
   requestIndex: number;
-  /** Byte offset of the status line in the connection's bytes. */
-  offset: number;
-  /** Byte offset of the first body byte in the connection's bytes. */
-  bodyOffset: number;
-  /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
-  decoded: string | undefined;
-  /**
-   * The payload: transfer codings removed (chunked, and any in `transferCodings`), and content coding too where
-   * `decoded` says so. A body must be read or cancelled for the decoder to move on past it (as with `fetch`).
-   */
-  body: ReadableStream<Uint8Array>;
-  /** Trailer fields of a chunked body once it has ended (empty for other framings). */
-  trailers: Promise<FieldList>;
-  /**
-   * Where payload byte `payloadOffset` (of the body before content decoding) lies in the connection's bytes; `undefined`
-   * when it is too far back to remember (more than 4096 chunks ago).
-   */
-  inputOffsetOf(payloadOffset: number): number | undefined;
   /**
    * A `fetch` {@linkcode Response} with this status, headers and body, so a captured response goes through the same
    * code as a live one. Throws a `RangeError` for 1xx responses, which `Response` cannot represent.
@@ -144,18 +125,13 @@ class ResponseRole implements Http1Role<Http1Head, Http1Response> {
   }
 
   message(parts: Http1MessageParts<Http1Head>): Http1Response {
-    const { head, body, decoded } = parts;
-    const { contentLength: _, ...fields } = head;
+    const { head, tunnel: _, ...message } = parts;
+    const { contentLength: _length, ...fields } = head;
+    const { body, decoded } = message;
     return {
-      index: parts.index,
-      requestIndex: this.#requestIndex,
-      offset: parts.offset,
-      bodyOffset: parts.bodyOffset,
+      ...message,
       ...fields,
-      decoded,
-      body,
-      trailers: parts.trailers,
-      inputOffsetOf: parts.inputOffsetOf,
+      requestIndex: this.#requestIndex,
       toResponse() {
         if (head.status < 200) throw new RangeError(`a ${head.status} response cannot be a fetch Response`);
         const headers = toHeaders(head.headers.filter(([name]) => {
