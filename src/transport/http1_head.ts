@@ -100,10 +100,15 @@ export type TransferCoding = "gzip" | "deflate";
 /**
  * Parses a response head (status line and field lines, each given without its CRLF); `lineOffsets[i]` is the input
  * offset of `lines[i]`. `requestMethod`, when known, is the method of the request the response answers: a response to
- * HEAD has no body, and a 2xx response to CONNECT starts a tunnel.
+ * HEAD has no body, and a 2xx response to CONNECT starts a tunnel. `statusLine`: the status line, if already parsed.
  */
-export function parseHead(lines: Uint8Array[], lineOffsets: number[], requestMethod?: string): Http1Head {
-  const { version, status, statusText } = parseStatusLine(lines[0], lineOffsets[0]);
+export function parseHead(
+  lines: Uint8Array[],
+  lineOffsets: number[],
+  requestMethod?: string,
+  statusLine: StatusLine = parseStatusLine(lines[0], lineOffsets[0]),
+): Http1Head {
+  const { version, status, statusText } = statusLine;
   const headers = parseFields(lines, lineOffsets);
   const { framing, transferCodings, contentLength } = responseFraming(status, requestMethod, headers, lineOffsets);
   return { version, status, statusText, headers, framing, transferCodings, contentLength };
@@ -134,7 +139,7 @@ export interface Http1RequestHead {
   method: string;
   /** The request target, as sent: origin form (`/path?query`), absolute form, authority form (CONNECT) or `*`. */
   target: string;
-  /** `HTTP/1.1` or `HTTP/1.0`. */
+  /** `HTTP/1.1` or `HTTP/1.0` (a higher minor version as sent, e.g. `HTTP/1.2`: it reads as HTTP/1.1). */
   version: string;
   /** Header fields in arrival order, names lower-cased. */
   headers: FieldList;
@@ -204,7 +209,15 @@ function parseRequestLine(line: Uint8Array, offset: number) {
   return { method: match[1], target: match[2], version: `HTTP/${match[3]}.${match[4]}` };
 }
 
-export function parseStatusLine(line: Uint8Array, offset: number) {
+/** A parsed status line. */
+export interface StatusLine {
+  version: string;
+  status: number;
+  statusText: string;
+}
+
+/** Parses a status line (without its CRLF) found at input offset `offset`. */
+export function parseStatusLine(line: Uint8Array, offset: number): StatusLine {
   // HTTP-version SP 3DIGIT SP [ reason-phrase ]
   const text = latin1(line);
   const match = /^HTTP\/(\d)\.(\d) (\d{3})(?: ([\t\x20-\x7e\x80-\xff]*))?$/.exec(text);

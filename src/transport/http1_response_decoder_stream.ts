@@ -114,14 +114,15 @@ class ResponseRole implements Http1Role<Http1Head, Http1Response> {
   }
 
   async parse(lines: Uint8Array[], offsets: number[]): Promise<Http1Head> {
-    const status = parseStatusLine(lines[0], offsets[0]).status;
+    const statusLine = parseStatusLine(lines[0], offsets[0]);
+    const { status } = statusLine;
     this.#requestIndex = this.#answered;
     if (!isInterim(status)) this.#answered++;
     // Only a final response's framing depends on the method (101 is always "upgrade").
     const method = status >= 200 && this.#requestMethod !== undefined
       ? await this.#requestMethod(this.#requestIndex)
       : undefined;
-    return parseHead(lines, offsets, method);
+    return parseHead(lines, offsets, method, statusLine);
   }
 
   message(parts: Http1MessageParts<Http1Head>): Http1Response {
