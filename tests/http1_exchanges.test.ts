@@ -425,3 +425,42 @@ test("http1 exchanges: random connections (GET, HEAD, bodies, 100 Continue, refu
     { numRuns: 150 },
   );
 });
+
+test("http1 exchanges: this runtime's fetch (HEAD, then a GET watch) recorded through the proxy and decoded", async () => {
+  const server = await startServer();
+  const proxy = await startRecordingProxy(server.port);
+  try {
+    const base = `http://127.0.0.1:${proxy.port}`;
+    const head = await fetch(`${base}/api/v1/pods`, { method: "HEAD" });
+    assert.equal(head.status, 200);
+    await head.body?.cancel();
+    const watch = await fetch(`${base}/api/v1/pods?watch=1`);
+    assert.equal(await watch.text(), WATCH_LINES.join(""));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // let the proxy see every byte
+    // Deno's and Bun's fetch send both on one keep-alive connection (Node's, here, opens a second).
+    const found: string[] = [];
+    for (const connection of proxy.connections()) {
+      const exchanges = decodeHttp1Exchanges(
+        streamOf([connection.serverToClient]),
+        streamOf([connection.clientToServer]),
+      );
+      for await (const { request, response } of exchanges) {
+        const body = await new Response(response.body).text();
+        found.push(`${request?.method} ${request?.target} ${response.status} ${response.framing} ${body.length}`);
+        if (request?.method === "GET") {
+          const events = await drain(
+            decodeWatchResponse(new Response(body, { headers: { "content-type": "application/json" } })),
+          );
+          assert.deepEqual(events.values.map((e) => e.type), ["ADDED", "MODIFIED"]);
+        }
+      }
+    }
+    assert.deepEqual(found, [
+      "HEAD /api/v1/pods 200 none 0",
+      `GET /api/v1/pods?watch=1 200 chunked ${WATCH_LINES.join("").length}`,
+    ]);
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
