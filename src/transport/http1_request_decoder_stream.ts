@@ -80,6 +80,7 @@ export interface Http1Request extends Omit<Http1RequestHead, "contentLength">, H
  * token (not only the methods a server knows), a higher minor version (`HTTP/1.2`) reads as HTTP/1.1, and a request
  * with both Transfer-Encoding and Content-Length is framed by Transfer-Encoding (§6.3; a server may refuse such a
  * request instead, and must close the connection after it either way). Node's llhttp, for one, refuses all three.
+ * `Host` is not checked (a server must refuse an HTTP/1.1 request without exactly one): it does not change the framing.
  *
  * @example
  * ```ts
