@@ -2,8 +2,8 @@
 // `npm start`: decodes every bundled server-to-client capture in fixtures/ with the built CLI and prints the events
 // as a table (pass `-- --output ndjson` for JSON lines). Each is decoded with its request direction (--request), so
 // the table names the request of every response: the HTTP/1.1 captures of node:http, Deno.serve and Bun.serve
-// (*.request.http), the etcd Watch capture (HTTP/2), and the Go net/http captures of Kubernetes protobuf watches
-// (fixtures/kubernetes/captures: HTTP/1.1 and h2c).
+// (*.request.http), the etcd Watch capture (HTTP/2), Go net/http's HEAD capture, and the Go net/http captures of
+// Kubernetes protobuf watches (fixtures/kubernetes/captures: HTTP/1.1 and h2c).
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,8 @@ const args = extra.length > 0 ? extra : ["--output", "table"];
 const runs = [
   ...captures.map((file) => [file, "--request", file.replace(/\.http$/, ".request.http")]),
   ["fixtures/etcd-watch.s2c.bin", "--request", "fixtures/etcd-watch.c2s.bin"],
+  // Go's net/http: HEAD responses on a keep-alive connection, which only the request direction can frame.
+  ["fixtures/go-http1-head.s2c.bin", "--request", "fixtures/go-http1-head.c2s.bin"],
   ...goCaptures,
 ];
 let status = 0;

@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import http from "node:http";
 import fc from "fast-check";
@@ -463,4 +464,43 @@ test("http1 exchanges: this runtime's fetch (HEAD, then a GET watch) recorded th
     await proxy.close();
     await server.close();
   }
+});
+
+test("http1 exchanges: Go net/http's HEAD responses on a keep-alive connection (fixtures/go-http1-head.*)", async () => {
+  const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
+  const s2c = fixture("go-http1-head.s2c.bin");
+  const c2s = fixture("go-http1-head.c2s.bin");
+  const list = '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]}';
+  const expected = [
+    { request: "HEAD /api/v1/namespaces/default/pods", status: 200, framing: "none", body: "" },
+    { request: "GET /api/v1/namespaces/default/pods", status: 200, framing: "content-length", body: list },
+    { request: "HEAD /api/v1/namespaces/default/pods?watch=1", status: 200, framing: "none", body: "" },
+  ];
+  const { values, error } = await drain(summarize(streamOf([s2c]), streamOf([c2s])));
+  assert.equal(error, undefined);
+  assert.deepEqual(values.slice(0, 3), expected);
+  assert.equal(values.length, 4);
+  assert.equal(values[3].framing, "chunked");
+  const events = await drain(
+    decodeWatchResponse(new Response(values[3].body, { headers: { "content-type": "application/json" } })),
+  );
+  assert.deepEqual(events.values.map((e) => e.type === "ADDED" && e.object.metadata?.name), [
+    "web-0",
+    "web-1",
+    "web-2",
+  ]);
+  // Split invariance of both directions.
+  const key = JSON.stringify(values);
+  await fc.assert(
+    fc.asyncProperty(cutsFor(s2c.length), cutsFor(c2s.length), async (a, b) => {
+      const got = await drain(summarize(streamOf(splitAt(s2c, a)), streamOf(splitAt(c2s, b))));
+      assert.equal(got.error, undefined);
+      assert.equal(JSON.stringify(got.values), key);
+    }),
+    { numRuns: 40 },
+  );
+  // The server's bytes alone: the first HEAD response's Content-Length takes in the head of the next response.
+  const alone = await drain(summarize(streamOf([s2c])));
+  assert.notDeepEqual(alone.values.slice(0, 3), expected);
+  assert.ok(alone.values[0].body.startsWith("HTTP/1.1 200 OK"));
 });
