@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -17,8 +16,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
+
+	"github.com/watchwire/watchwire/tools/refgen/internal/wiretap"
 )
 
 // The requests, in order, on one connection.
@@ -65,33 +65,16 @@ func run(out string) error {
 	defer server.Close()
 	go http.Serve(server, http.HandlerFunc(handler))
 
-	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	proxy, err := wiretap.New(server.Addr().String())
 	if err != nil {
 		return err
 	}
-	defer proxy.Close()
-	var s2c, c2s bytes.Buffer
-	var pumps sync.WaitGroup
-	go func() {
-		client, err := proxy.Accept()
-		if err != nil {
-			return
-		}
-		upstream, err := net.Dial("tcp", server.Addr().String())
-		if err != nil {
-			client.Close()
-			return
-		}
-		pumps.Add(2)
-		go pump(upstream, client, &c2s, &pumps)
-		go pump(client, upstream, &s2c, &pumps)
-	}()
 
 	// One connection at most, kept alive between the requests; no Accept-Encoding, so the bodies stay as written.
 	transport := &http.Transport{MaxConnsPerHost: 1, DisableCompression: true}
 	client := &http.Client{Transport: transport}
 	for _, req := range requests {
-		r, err := http.NewRequest(req.method, "http://"+proxy.Addr().String()+req.target, nil)
+		r, err := http.NewRequest(req.method, "http://"+proxy.Addr+req.target, nil)
 		if err != nil {
 			return err
 		}
@@ -108,34 +91,12 @@ func run(out string) error {
 		fmt.Fprintf(os.Stderr, "%s %s: %d, Content-Length %d, %d body bytes\n", req.method, req.target, resp.StatusCode, resp.ContentLength, len(body))
 	}
 	transport.CloseIdleConnections()
-	done := make(chan struct{})
-	go func() { pumps.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		return fmt.Errorf("the connection did not close")
-	}
-	if err := os.WriteFile(filepath.Join(out, "go-http1-head.s2c.bin"), s2c.Bytes(), 0o644); err != nil {
+	s2c, c2s, err := proxy.Wait(5 * time.Second)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "go-http1-head.c2s.bin"), c2s.Bytes(), 0o644)
-}
-
-// pump copies src to dst, recording what passes into rec, and closes dst when src ends.
-func pump(dst, src net.Conn, rec *bytes.Buffer, wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer dst.Close()
-	buf := make([]byte, 32768)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			rec.Write(buf[:n])
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
+	if err := os.WriteFile(filepath.Join(out, "go-http1-head.s2c.bin"), s2c, 0o644); err != nil {
+		return err
 	}
+	return os.WriteFile(filepath.Join(out, "go-http1-head.c2s.bin"), c2s, 0o644)
 }

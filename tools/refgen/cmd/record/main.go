@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/watchwire/watchwire/tools/refgen/internal/wiretap"
 	"github.com/watchwire/watchwire/tools/refgen/realistic/wire"
 )
 
@@ -250,12 +251,12 @@ func record(c capture, streams string) (_ capture, s2c, c2s []byte, err error) {
 	go srv.Serve(srvLn)
 	defer srv.Close()
 
-	proxy, err := newProxy(srvLn.Addr().String())
+	proxy, err := wiretap.New(srvLn.Addr().String())
 	if err != nil {
 		return c, nil, nil, err
 	}
 	dial := func(ctx context.Context) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "tcp", proxy.addr)
+		return (&net.Dialer{}).DialContext(ctx, "tcp", proxy.Addr)
 	}
 
 	req, err := http.NewRequest(http.MethodGet, "http://"+host+c.RequestPath, nil)
@@ -292,14 +293,14 @@ func record(c capture, streams string) (_ capture, s2c, c2s []byte, err error) {
 	case <-ctx.Done():
 		return c, nil, nil, errors.New("the watch response did not end")
 	}
-	proxy.waitQuiet()
+	proxy.WaitQuiet()
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return c, nil, nil, err
 	}
 	closeIdle()
-	s2c, c2s, err = proxy.wait(serverTimeout)
+	s2c, c2s, err = proxy.Wait(serverTimeout)
 	if err != nil {
 		return c, nil, nil, err
 	}
@@ -390,102 +391,6 @@ func h2Body(s2c, c2s []byte) ([]byte, error) {
 		return nil, errors.New("stream 1 did not end")
 	}
 	return body, nil
-}
-
-// proxy is a loopback TCP proxy for one connection that records the bytes of each direction.
-type proxy struct {
-	addr string
-	ln   net.Listener
-	done chan struct{}
-	err  error
-	s2c  lockedBuffer
-	c2s  lockedBuffer
-}
-
-// lockedBuffer is a bytes.Buffer that can be measured while a pump writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-// waitQuiet returns once no server-to-client byte has passed the proxy for 100 ms.
-func (p *proxy) waitQuiet() {
-	n, stable := p.s2c.Len(), 0
-	for stable < 10 {
-		time.Sleep(10 * time.Millisecond)
-		if m := p.s2c.Len(); m != n {
-			n, stable = m, 0
-		} else {
-			stable++
-		}
-	}
-}
-
-func newProxy(upstream string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &proxy{addr: ln.Addr().String(), ln: ln, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		defer ln.Close()
-		client, err := ln.Accept()
-		if err != nil {
-			p.err = err
-			return
-		}
-		defer client.Close()
-		server, err := net.Dial("tcp", upstream)
-		if err != nil {
-			p.err = err
-			return
-		}
-		defer server.Close()
-		var wg sync.WaitGroup
-		wg.Add(2)
-		var errs [2]error
-		go func() { defer wg.Done(); errs[0] = pump(server, client, &p.c2s) }()
-		go func() { defer wg.Done(); errs[1] = pump(client, server, &p.s2c) }()
-		wg.Wait()
-		p.err = errors.Join(errs[0], errs[1])
-	}()
-	return p, nil
-}
-
-// pump copies src to dst and into rec until src ends, then half-closes dst so that the end reaches the other side.
-func pump(dst, src net.Conn, rec io.Writer) error {
-	_, err := io.Copy(io.MultiWriter(dst, rec), src)
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
-	if tc, ok := dst.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
-	return err
-}
-
-// wait returns the recorded bytes once both directions have ended.
-func (p *proxy) wait(timeout time.Duration) (s2c, c2s []byte, err error) {
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		p.ln.Close()
-		return nil, nil, errors.New("the recorded connection did not end")
-	}
-	return p.s2c.buf.Bytes(), p.c2s.buf.Bytes(), p.err
 }
 
 // sameRecording reports whether two recordings of one direction of a connection differ at most in what changes
