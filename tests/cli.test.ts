@@ -264,6 +264,42 @@ test("cli: gzip capture", async () => {
   assert.equal(r.stdout, body);
 });
 
+test("cli: a fault in a gzip body's compressed bytes names its byte in the file; one in its JSON, the decoded byte", async () => {
+  const { gzipSync } = await import("node:zlib");
+  const gz = gzipSync(utf8(body));
+  const head = `HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`;
+  // Block type 3 (reserved) in the first block header, the byte after the 10-byte gzip header.
+  const bad = Uint8Array.from(gz);
+  bad[10] |= 0b110;
+  const r = await run(["decode", "g"], { g: concat([utf8(head), bad]) });
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, "");
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^watchwire: g: byte ${head.length + 10}: .*block type.* \\(in the gzip content coding of response 1\\) ` +
+        "\\[DECOMPRESSION_FAILED\\]\n$",
+    ),
+  );
+  // Valid gzip of a body with a bad second line: that fault is at a byte of the decoded body.
+  const broken = lines[0] + "{oops}\n";
+  const gzBroken = gzipSync(utf8(broken));
+  const json = await run(["decode", "g"], {
+    g: concat([
+      utf8(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gzBroken.length}\r\n\r\n`),
+      gzBroken,
+    ]),
+  });
+  assert.equal(json.status, 1);
+  assert.equal(json.stdout, lines[0]);
+  assert.equal(
+    json.stderr,
+    `watchwire: g: byte ${
+      utf8(lines[0]).length
+    } of the gzip-decoded body of response 1: line is not valid JSON [JSON_INVALID]\n`,
+  );
+});
+
 // The real command, as a user runs it in this runtime: Node via tsx, Bun with cli/node.ts, Deno with cli/deno.ts.
 test("cli: the runtime's own command decodes a file and reports faults with exit status 1", () => {
   const root = fileURLToPath(new URL("..", import.meta.url));

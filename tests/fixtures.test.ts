@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { decodeHttp1Exchanges, Http1ResponseDecoderStream } from "../mod.ts";
-import { cutsFor, splitAt, text } from "./_util.ts";
-import { type CapturedEvent, decodeCaptureBytes, lazyStream } from "./peers/decode_capture.ts";
+import { constants, gunzipSync } from "node:zlib";
+import { DecodeError, decodeHttp1Exchanges, Http1ResponseDecoderStream } from "../mod.ts";
+import { concat, cutsFor, drain, splitAt, text } from "./_util.ts";
+import { type CapturedEvent, decodeCapture, decodeCaptureBytes, lazyStream } from "./peers/decode_capture.ts";
 
 const dir = fileURLToPath(new URL("../fixtures/", import.meta.url));
 const captures = readdirSync(dir)
@@ -100,3 +101,69 @@ for (const name of captures) {
     assert.deepEqual(await decodeCaptureBytes(splitAt(capture, dense)), expected, "dense pieces");
   });
 }
+
+/**
+ * Where the chunk data of each chunked response of `capture` lies (`[start, end)` in the capture), read with a
+ * parser of this test's own: hex size line, data, CRLF, up to the last chunk (no extensions or trailers here).
+ */
+function chunkData(capture: Uint8Array): Array<Array<[number, number]>> {
+  const latin1 = new TextDecoder("latin1").decode(capture);
+  const responses: Array<Array<[number, number]>> = [];
+  for (let at = latin1.indexOf("HTTP/1.1 "); at >= 0; at = latin1.indexOf("HTTP/1.1 ", at)) {
+    const pieces: Array<[number, number]> = [];
+    at = latin1.indexOf("\r\n\r\n", at) + 4;
+    for (;;) {
+      const eol = latin1.indexOf("\r\n", at);
+      const size = parseInt(latin1.slice(at, eol), 16);
+      at = eol + 2;
+      if (size === 0) break;
+      pieces.push([at, at + size]);
+      at += size + 2;
+    }
+    at += 2;
+    responses.push(pieces);
+  }
+  return responses;
+}
+
+test("fixtures/node-http-watch-gzip.http cut off anywhere: every event its gzip bytes so far hold arrives, then TRUNCATED", async () => {
+  const capture = read("node-http-watch-gzip.http");
+  const expected = expectedEvents("node-http-watch-gzip");
+  const responses = chunkData(capture);
+  assert.equal(responses.length, 2);
+  /** The events a reader must get from the capture cut at `cut`: per response, the whole lines zlib makes of its
+   * gzip bytes before the cut (flushed, as a decoder handing on all it can must). */
+  const eventsBefore = (cut: number) => {
+    const out: CapturedEvent[] = [];
+    responses.forEach((pieces, response) => {
+      const payload = concat(
+        pieces.filter(([start]) => start < cut).map(([start, end]) => capture.subarray(start, Math.min(end, cut))),
+      );
+      const lines =
+        text(new Uint8Array(gunzipSync(payload, { finishFlush: constants.Z_SYNC_FLUSH }))).split("\n").length - 1;
+      out.push(...expected.filter((e) => e.response === response).slice(0, lines));
+    });
+    return out;
+  };
+  const cuts = fc.sample(fc.integer({ min: 0, max: capture.length }), { numRuns: 60, seed: 7 });
+  const last = responses[1][responses[1].length - 1][1];
+  cuts.push(last - 1, last - 30, responses[0][responses[0].length - 1][1] - 5, capture.length);
+  let partial = 0;
+  for (const cut of cuts) {
+    const want = eventsBefore(cut);
+    const { values, error } = await drain(decodeCapture(lazyStream(splitAt(capture.subarray(0, cut), [cut >> 1]))));
+    assert.deepEqual(values, want, `cut at ${cut}`);
+    if (cut === capture.length) assert.equal(error, undefined);
+    else if (error !== undefined) {
+      assert.ok(
+        error instanceof DecodeError && error.code === "TRUNCATED" && error.offset === cut,
+        `cut at ${cut}: ${error}`,
+      );
+    }
+    const response = cut > responses[1][0][0] ? 1 : 0;
+    const ofCut = want.filter((e) => e.response === response).length;
+    if (ofCut > 0 && ofCut < expected.filter((e) => e.response === response).length) partial++;
+  }
+  // The cuts include ones inside a body after some of its events, which is what this is about.
+  assert.ok(partial >= 3, `${partial} cuts fell after some but not all events of a body`);
+});

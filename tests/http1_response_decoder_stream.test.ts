@@ -1,7 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
-import { DecodeError, decodeWatchResponse, type Http1Response, Http1ResponseDecoderStream } from "../mod.ts";
+import fc from "fast-check";
+import {
+  DecodeError,
+  decodeWatchResponse,
+  GunzipStream,
+  type Http1Response,
+  Http1ResponseDecoderStream,
+  InflateStream,
+} from "../mod.ts";
 import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
 
 interface Summary {
@@ -313,6 +321,74 @@ test("http1: a corrupt transfer-coded body fails the body with DECOMPRESSION_FAI
   const { values } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream()));
   const { error } = await drain(values[0].body);
   assert.ok(error instanceof DecodeError && error.code === "DECOMPRESSION_FAILED", String(error));
+});
+
+test("http1: a fault in a gzip or deflate body's compressed bytes is placed at its byte in the connection", async () => {
+  const payload = utf8(
+    Array.from({ length: 150 }, (_, i) => JSON.stringify({ type: "MODIFIED", object: { n: i, s: "x".repeat(i % 40) } }))
+      .join("\n") + "\n",
+  );
+  const coded = { gzip: gzipSync(payload), deflate: deflateSync(payload) };
+  let placed = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom("gzip" as const, "deflate" as const),
+      fc.constantFrom("content, chunked", "content, length", "transfer, chunked"),
+      fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+      fc.integer({ min: 1, max: 255 }),
+      fc.integer({ min: 1, max: 1500 }),
+      async (coding, how, where, mask, maxPiece) => {
+        const bad = coded[coding].slice();
+        const at = Math.floor(where * bad.length);
+        bad[at] ^= mask;
+        // The decoding stage alone says which byte of the body it finds the fault at, and what comes before it.
+        const alone = await drain(
+          streamOf([bad]).pipeThrough(coding === "gzip" ? new GunzipStream() : new InflateStream()),
+        );
+        // The wire, with where each piece of the body lies in it.
+        const [kind, framing] = how.split(", ");
+        const head = `HTTP/1.1 200 OK\r\n${kind === "content" ? `Content-Encoding: ${coding}\r\n` : ""}` +
+          (framing === "length"
+            ? `Content-Length: ${bad.length}\r\n\r\n`
+            : `Transfer-Encoding: ${kind === "transfer" ? `${coding}, ` : ""}chunked\r\n\r\n`);
+        const parts: Uint8Array[] = [utf8(head)];
+        const pieces: Array<{ payload: number; input: number }> = [];
+        let input = parts[0].length;
+        for (let from = 0, k = 0; from < bad.length; k++) {
+          const piece = bad.subarray(from, from + 1 + ((at * 7 + k * 131) % maxPiece));
+          const line = framing === "length" ? new Uint8Array(0) : utf8(`${piece.length.toString(16)}\r\n`);
+          pieces.push({ payload: from, input: input + line.length });
+          parts.push(line, piece);
+          if (framing !== "length") parts.push(utf8("\r\n"));
+          input += line.length + piece.length + (framing === "length" ? 0 : 2);
+          from += piece.length;
+        }
+        if (framing !== "length") parts.push(utf8("0\r\n\r\n"));
+        const { values } = await drain(streamOf([concat(parts)]).pipeThrough(new Http1ResponseDecoderStream()));
+        const body = await drain(values[0].body);
+        assert.deepEqual(concat(body.values), concat(alone.values));
+        if (alone.error === undefined) {
+          assert.equal(body.error, undefined);
+          return;
+        }
+        assert.ok(alone.error instanceof DecodeError, String(alone.error));
+        assert.ok(body.error instanceof DecodeError, String(body.error));
+        const piece = pieces.filter((p) => p.payload <= (alone.error as DecodeError).offset).pop()!;
+        assert.deepEqual(
+          [body.error.code, body.error.detail, body.error.context, body.error.offset],
+          [
+            alone.error.code,
+            alone.error.detail,
+            `${coding} ${kind} coding of response 1`,
+            piece.input + alone.error.offset - piece.payload,
+          ],
+        );
+        placed++;
+      },
+    ),
+    { numRuns: 150 },
+  );
+  assert.ok(placed > 50, `${placed} of 150 flips were faults`);
 });
 
 test("http1: Transfer-Encoding overrides Content-Length; a repeated equal Content-Length is one", async () => {

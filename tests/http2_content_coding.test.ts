@@ -9,8 +9,17 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
-import { decodeHttp2Exchanges, decodeWatchResponse, type Http2Exchange, removeContentCoding, runCli } from "../mod.ts";
-import { drain, streamOf } from "./_util.ts";
+import {
+  DecodeError,
+  decodeHttp2Exchanges,
+  decodeWatchResponse,
+  GunzipStream,
+  type Http2Exchange,
+  InflateStream,
+  removeContentCoding,
+  runCli,
+} from "../mod.ts";
+import { concat, drain, streamOf } from "./_util.ts";
 import { recordH2c } from "./peers/h2_client.ts";
 import { listOf, ndjsonLines, watchEvents } from "./peers/watch_events.ts";
 
@@ -110,6 +119,53 @@ test("http2 content coding: the CLI prints the compressed watches' events and no
   assert.equal(status, 0, stderr);
   assert.equal(stdout, [...ndjsonLines(watchEvents("pods")), ...ndjsonLines(watchEvents("configmaps"))].join(""));
   assert.match(stderr, new RegExp(`is a PodList of ${listOf("pods").items.length} items, not a watch`));
+});
+
+test("http2 content coding: a fault in a compressed body is placed at its byte in the connection", async () => {
+  const { s2c, c2s } = await recorded();
+  // Where each watch's raw body bytes lie in the connection, and what they are.
+  const watches = await eachExchange(async (exchange) => {
+    const raw = new Uint8Array(await new Response(exchange.response.body).arrayBuffer());
+    return { raw, streamId: exchange.streamId, inputOffsetOf: exchange.response.inputOffsetOf };
+  });
+  let faults = 0;
+  for (const path of [GZIP_WATCH, DEFLATE_WATCH]) {
+    const { raw, streamId, inputOffsetOf } = watches.get(path)!;
+    const coding = path === GZIP_WATCH ? "gzip" : "deflate";
+    for (const at of [2, 11, raw.length >> 2, raw.length >> 1, raw.length - 6]) {
+      const bad = raw.slice();
+      bad[at] ^= 0x55;
+      const alone = await drain(
+        streamOf([bad]).pipeThrough(coding === "gzip" ? new GunzipStream() : new InflateStream()),
+      );
+      const wire = s2c.slice();
+      wire[inputOffsetOf(at)!] ^= 0x55;
+      let body: { values: Uint8Array[]; error: unknown } | undefined;
+      for await (const exchange of decodeHttp2Exchanges(streamOf([wire]), streamOf([c2s]))) {
+        if (exchange.streamId === streamId) body = await drain(exchange.response.toResponse().body!);
+        else await exchange.response.body.cancel();
+      }
+      assert.ok(body !== undefined);
+      assert.deepEqual(concat(body.values), concat(alone.values), `${path} at ${at}`);
+      if (alone.error === undefined) {
+        assert.equal(body.error, undefined);
+        continue;
+      }
+      assert.ok(alone.error instanceof DecodeError && body.error instanceof DecodeError, String(body.error));
+      assert.deepEqual(
+        [body.error.code, body.error.detail, body.error.context, body.error.offset],
+        [
+          alone.error.code,
+          alone.error.detail,
+          `${coding} content coding of stream ${streamId}`,
+          inputOffsetOf(alone.error.offset),
+        ],
+        `${path} at ${at}`,
+      );
+      faults++;
+    }
+  }
+  assert.ok(faults >= 6, `${faults} faults`);
 });
 
 test("removeContentCoding: gzip, x-gzip and deflate are removed; other or several codings are left as they are", async () => {

@@ -12,8 +12,7 @@ import type { WatchEvent } from "../events.ts";
 import type { Http1Response } from "../transport/http1_response_decoder_stream.ts";
 import { decodeHttp1Exchanges } from "../transport/http1_exchanges.ts";
 import { isInterim } from "../transport/http1_head.ts";
-import { removableCoding } from "../transport/content_coding.ts";
-import { fieldValues } from "../transport/field_line.ts";
+import { contentCodingOf } from "../transport/content_coding.ts";
 import { Http2StreamError } from "../transport/http2/connection_decoder_stream.ts";
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import {
@@ -424,6 +423,7 @@ async function decodeFile(
     return 0;
   } catch (error) {
     return fault(file, error, out, (e) => {
+      // A fault with a context is placed in the connection's bytes (the connection's own, or its content coding's).
       if (e.context !== undefined || current === undefined) {
         return `byte ${e.offset}: ${e.detail}${e.context ? ` (in the ${e.context})` : ""}`;
       }
@@ -489,7 +489,7 @@ class Section {
   etcd = false;
   done = false;
   error: unknown;
-  /** The body was content-decoded (gzip, deflate) before its events: its faults' offsets count decoded bytes. */
+  /** The body was content-decoded (gzip, deflate) before its events: their faults' offsets count decoded bytes. */
   decoded: string | undefined;
   /** The error is the connection's (its offset counts bytes of the file), not the body's. */
   connectionFault = false;
@@ -550,7 +550,7 @@ async function decodeHttp2File(
         source = new Response(stream, { headers: { "content-type": type } });
       } else {
         source = response.toResponse();
-        section.decoded = removableCoding(fieldValues(response.headers, "content-encoding").join(","));
+        section.decoded = contentCodingOf(response.headers);
       }
       for await (const event of decodeWatchResponse(source, decodeOptions)) {
         if ((event as unknown as ListNote).type === "LIST") {
@@ -607,7 +607,8 @@ async function decodeHttp2File(
   })();
 
   const describe = (section: Section | undefined) => (e: DecodeError) => {
-    if (section === undefined || section.connectionFault || e === connectionError?.reason) {
+    // A fault with a context is placed in the connection's bytes (the connection's own, or its content coding's).
+    if (section === undefined || section.connectionFault || e === connectionError?.reason || e.context !== undefined) {
       return `byte ${e.offset}: ${e.detail}${e.context ? ` (in the ${e.context})` : ""}`;
     }
     // A fault in a body: its offset counts body bytes; say where that is in the file too (as for HTTP/1.1).

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DecodeError } from "../errors.ts";
 
 /**
  * The decoding logic of a stage: no streams, just input in and values out.
@@ -33,6 +34,13 @@ export interface StreamDecoder<I, O> {
   push(chunk: I, emit: (value: O) => void): void | Promise<void>;
   /** The input has ended: emits what remains, or throws if the input ended too early. */
   finish(emit: (value: O) => void): void | Promise<void>;
+  /**
+   * The input has failed (the stream piped in errored, or the writer aborted): emits what the input received so far
+   * still decodes to, before the stage passes the failure on. Only a decoder whose output can lag behind its input
+   * needs it (one that hands the work to an asynchronous engine); one that emits as it decodes has nothing left. A
+   * fault it throws (one of its own, in input that came before the failure) replaces the input's failure.
+   */
+  salvage?(emit: (value: O) => void): void | Promise<void>;
   /** Told once when the stage fails (its own fault, the input's failure, or the reader's cancellation). */
   failed?(reason: unknown): void;
 }
@@ -57,13 +65,20 @@ export interface StreamDecoder<I, O> {
 export interface DecoderStreamOptions {
   /** Output values that may wait unread before the stage stops taking input. Default 0, as `TransformStream`. */
   readableHighWaterMark?: number;
+  /**
+   * Maps each fault this stage finds itself (a {@linkcode DecodeError} its decoder throws; not a failure of its input,
+   * which is passed on as it is) before it is reported: how a wrapping decoder places the stage's faults in its own
+   * larger input, e.g. a gzip body's fault at its byte in the connection.
+   */
+  placeFault?: (fault: DecodeError) => DecodeError;
 }
 
 /**
  * A `TransformStream` driven by a {@linkcode StreamDecoder}. It behaves as a `TransformStream` (same backpressure,
  * `pipeThrough` in any runtime) except for failure: a `TransformStream` that errors discards the values still queued
  * for its reader, so a fault in the middle of a chunk, a truncated final line, or a failure further up a pipeline would
- * lose events that were decoded before it. Here the reader receives every one of them, then the error.
+ * lose events that were decoded before it. Here the reader receives every one of them (and, when the input fails,
+ * whatever a decoder's `salvage` still makes of the input it had), then the error.
  *
  * @example
  * ```ts
@@ -95,6 +110,9 @@ export class DecoderStream<I, O> extends TransformStream<I, O> {
   constructor(decoder: StreamDecoder<I, O>, options: DecoderStreamOptions = {}) {
     super();
     const highWaterMark = options.readableHighWaterMark ?? 0;
+    const placeFault = options.placeFault;
+    const own = (error: unknown) =>
+      placeFault !== undefined && error instanceof DecodeError ? placeFault(error) : error;
     let out!: ReadableStreamDefaultController<O>;
     let inlet!: WritableStreamDefaultController;
     let failure: { reason: unknown } | undefined;
@@ -164,8 +182,9 @@ export class DecoderStream<I, O> extends TransformStream<I, O> {
         try {
           await decoder.push(chunk, emit);
         } catch (error) {
-          fail(error);
-          throw error;
+          const fault = own(error);
+          fail(fault);
+          throw fault;
         }
         // Backpressure: take no more input while the reader is behind.
         while (!ended && failure === undefined && !pullPending && (out.desiredSize ?? 0) <= 0) {
@@ -178,15 +197,24 @@ export class DecoderStream<I, O> extends TransformStream<I, O> {
         try {
           await decoder.finish(emit);
         } catch (error) {
-          fail(error);
-          throw error;
+          const fault = own(error);
+          fail(fault);
+          throw fault;
         }
         if (!ended) {
           ended = true;
           out.close();
         }
       },
-      abort(reason) {
+      async abort(reason) {
+        if (decoder.salvage !== undefined && failure === undefined && !ended) {
+          try {
+            await decoder.salvage(emit);
+          } catch (error) {
+            fail(own(error));
+            return;
+          }
+        }
         fail(reason);
       },
     }, { highWaterMark: 1 });

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { DecoderStreamOptions } from "../streams/decoder_stream.ts";
 import { type FieldList, fieldValues } from "./field_line.ts";
 import { GunzipStream } from "./gunzip_stream.ts";
 import { InflateStream } from "./inflate_stream.ts";
@@ -30,8 +31,9 @@ export interface ContentDecodedBody {
 /**
  * Removes the content coding that `headers` (lower-cased names) declare from `body` when it is `gzip` (or `x-gzip`:
  * multi-member gzip too, through {@linkcode GunzipStream}) or `deflate` (zlib or raw DEFLATE, through
- * {@linkcode InflateStream}); any other
- * coding, or several, leaves the body as it is (`decoded` undefined), as the header then still says what it holds.
+ * {@linkcode InflateStream}); any other coding, or several, leaves the body as it is (`decoded` undefined), as the
+ * header then still says what it holds. `options` go to the decoding stage (`placeFault`: where its faults are, in a
+ * larger input; their offsets count bytes of `body`).
  *
  * @example
  * ```ts
@@ -42,9 +44,20 @@ export interface ContentDecodedBody {
  * console.log(decoded, await new Response(body).text()); // gzip {}
  * ```
  */
-export function removeContentCoding(headers: FieldList, body: ReadableStream<Uint8Array>): ContentDecodedBody {
-  const coding = removableCoding(fieldValues(headers, "content-encoding").join(","));
-  return coding === undefined ? { body, decoded: undefined } : { body: removeCoding(coding, body), decoded: coding };
+export function removeContentCoding(
+  headers: FieldList,
+  body: ReadableStream<Uint8Array>,
+  options: DecoderStreamOptions = {},
+): ContentDecodedBody {
+  const coding = contentCodingOf(headers);
+  return coding === undefined
+    ? { body, decoded: undefined }
+    : { body: removeCoding(coding, body, options), decoded: coding };
+}
+
+/** The content coding `headers` declare, if it is one that {@linkcode removeContentCoding} removes. */
+export function contentCodingOf(headers: FieldList): "gzip" | "deflate" | undefined {
+  return removableCoding(fieldValues(headers, "content-encoding").join(","));
 }
 
 /** The coding a content or transfer coding's name (case-insensitive, `x-gzip` for `gzip`) says, if one we remove. */
@@ -54,6 +67,10 @@ export function removableCoding(name: string): "gzip" | "deflate" | undefined {
 }
 
 /** `body` with `coding` removed. */
-export function removeCoding(coding: "gzip" | "deflate", body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  return body.pipeThrough(coding === "gzip" ? new GunzipStream() : new InflateStream());
+export function removeCoding(
+  coding: "gzip" | "deflate",
+  body: ReadableStream<Uint8Array>,
+  options: DecoderStreamOptions = {},
+): ReadableStream<Uint8Array> {
+  return body.pipeThrough(coding === "gzip" ? new GunzipStream(options) : new InflateStream(options));
 }

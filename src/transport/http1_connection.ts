@@ -8,11 +8,11 @@ import { DecodeError } from "../errors.ts";
 import type { StreamDecoder } from "../streams/decoder_stream.ts";
 import { BodyFeed } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
-import { removeCoding, removeContentCoding } from "./content_coding.ts";
+import { contentCodingOf, removeCoding, removeContentCoding } from "./content_coding.ts";
 import type { FieldList } from "./field_line.ts";
 import type { Http1BodyFraming, TransferCoding } from "./http1_head.ts";
 import { LineBuffer } from "./line_buffer.ts";
-import { PayloadOffsets } from "./payload_offsets.ts";
+import { PayloadOffsets, placeIn } from "./payload_offsets.ts";
 
 /**
  * Limits and choices common to the HTTP/1.1 request and response decoders.
@@ -74,7 +74,11 @@ export interface Http1Message {
   offset: number;
   /** Byte offset of the first body byte in the connection's bytes. */
   bodyOffset: number;
-  /** The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. */
+  /**
+   * The content coding removed from `body` (`"gzip"`, `"deflate"`), if any. A fault in the coded bytes fails `body`
+   * with a `DecodeError` placed in the connection's bytes (`context` e.g. `"gzip content coding of response 1"`), as
+   * the connection's own faults are; a transfer coding's likewise.
+   */
   decoded: string | undefined;
   /**
    * The payload: transfer codings removed (chunked, and any in `transferCodings`), and content coding too where
@@ -293,25 +297,26 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     const bodyStart = this.#bodyStart;
     this.#message = { head, index, openTunnel };
 
+    const inputOffsetOf = (payloadOffset: number) =>
+      pieces === undefined ? bodyStart + payloadOffset : pieces.inputOffsetOf(payloadOffset);
+    // The first coding undone reads the payload itself, so its faults can be placed in the connection's bytes.
+    const placed = (what: string) => ({ placeFault: placeIn(inputOffsetOf, `${what} of ${role.noun} ${index + 1}`) });
     // Transfer codings are undone last to first (the sender applied them in the order listed), then the content's.
     let payload = feed.stream;
-    for (let k = head.transferCodings.length - 1; k >= 0; k--) payload = removeCoding(head.transferCodings[k], payload);
+    for (let k = head.transferCodings.length - 1; k >= 0; k--) {
+      const coding = head.transferCodings[k];
+      const first = k === head.transferCodings.length - 1;
+      payload = removeCoding(coding, payload, first ? placed(`${coding} transfer coding`) : {});
+    }
     const decompress = (this.#options.decompress ?? true) && head.framing !== "none" && head.framing !== "upgrade";
     const { body, decoded } = decompress
-      ? removeContentCoding(head.headers, payload)
+      ? removeContentCoding(
+        head.headers,
+        payload,
+        head.transferCodings.length === 0 ? placed(`${contentCodingOf(head.headers)} content coding`) : {},
+      )
       : { body: payload, decoded: undefined };
-    emit(role.message({
-      head,
-      index,
-      offset,
-      bodyOffset: bodyStart,
-      body,
-      decoded,
-      trailers,
-      tunnel,
-      inputOffsetOf: (payloadOffset) =>
-        pieces === undefined ? bodyStart + payloadOffset : pieces.inputOffsetOf(payloadOffset),
-    }));
+    emit(role.message({ head, index, offset, bodyOffset: bodyStart, body, decoded, trailers, tunnel, inputOffsetOf }));
     if (head.framing === "upgrade") {
       this.#phase = Phase.Raw;
       settle([]);

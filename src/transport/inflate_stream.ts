@@ -4,7 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
-import { DecoderStream } from "../streams/decoder_stream.ts";
+import { DecoderStream, type DecoderStreamOptions } from "../streams/decoder_stream.ts";
 import { adler32 } from "./adler32.ts";
 import { describe, hex32 } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
@@ -26,7 +26,8 @@ import { Inflater } from "./inflate.ts";
  * ```
  */
 export class InflateStream extends DecoderStream<Uint8Array, Uint8Array> {
-  constructor() {
+  /** `options`: those of every decoder stage (`placeFault` maps the faults it finds before they are reported). */
+  constructor(options: DecoderStreamOptions = {}) {
     const decoder = new ZlibDecoder();
     super({
       push(chunk, emit) {
@@ -35,7 +36,7 @@ export class InflateStream extends DecoderStream<Uint8Array, Uint8Array> {
       finish() {
         decoder.finish();
       },
-    });
+    }, options);
   }
 }
 

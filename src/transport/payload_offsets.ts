@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { DecodeError } from "../errors.ts";
 
 /** Pieces remembered: a fault further back than this many pieces cannot be placed in the input. */
 const MAX_PIECES = 4096;
@@ -48,4 +49,19 @@ export class PayloadOffsets {
     }
     return undefined;
   }
+}
+
+/**
+ * A `placeFault` (see `DecoderStreamOptions`) for the stage that decodes a body's payload (a gzip or deflate coding):
+ * its fault moved to the connection's bytes and named `context`, as the connection's own faults are. A fault whose
+ * payload offset can no longer be placed (see {@linkcode PayloadOffsets}) is left as it is.
+ */
+export function placeIn(
+  inputOffsetOf: (payloadOffset: number) => number | undefined,
+  context: string,
+): (fault: DecodeError) => DecodeError {
+  return (fault) => {
+    const at = inputOffsetOf(fault.offset);
+    return at === undefined ? fault : new DecodeError(fault.code, at, fault.detail, { cause: fault.cause, context });
+  };
 }

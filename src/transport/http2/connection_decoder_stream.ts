@@ -7,8 +7,8 @@
 import { DecodeError } from "../../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../../streams/decoder_stream.ts";
 import { BodyFeed } from "../body_feed.ts";
-import { PayloadOffsets } from "../payload_offsets.ts";
-import { removeContentCoding } from "../content_coding.ts";
+import { PayloadOffsets, placeIn } from "../payload_offsets.ts";
+import { contentCodingOf, removeContentCoding } from "../content_coding.ts";
 import { type FieldList, toHeaders } from "../field_line.ts";
 import { HpackDecoder } from "../hpack/hpack_decoder.ts";
 import { Http2FrameDecoder } from "./frame_decoder.ts";
@@ -231,8 +231,9 @@ export interface Http2Message {
   inputOffsetOf(payloadOffset: number): number | undefined;
   /**
    * A `fetch` {@linkcode Response} with `:status`, the other header fields and the body, as `fetch` would give it: a
-   * `content-encoding` of gzip (x-gzip) or deflate is removed, the body decoded (`body` above stays as it came). Throws a
-   * `RangeError` when the headers are missing, have no valid `:status`, or the status is 1xx.
+   * `content-encoding` of gzip (x-gzip) or deflate is removed, the body decoded (`body` above stays as it came); a fault
+   * in the coded bytes is a `DecodeError` placed in this direction's input (`context` e.g. `"gzip content coding of
+   * stream 1"`). Throws a `RangeError` when the headers are missing, have no valid `:status`, or the status is 1xx.
    */
   toResponse(): Response;
 }
@@ -661,7 +662,7 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
               : `the headers of stream ${id} could not be decoded`,
           );
         }
-        return toResponse(id, headers, body);
+        return toResponse(id, headers, body, (payloadOffset) => offsets.inputOffsetOf(payloadOffset));
       },
     };
     if (headerError !== undefined) message.headerError = headerError;
@@ -694,9 +695,15 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
 
 /**
  * A `Response` from a decoded header list (pseudo-header fields removed) and a body, as `fetch` gives it: a gzip or
- * deflate content coding removed (and with it `content-encoding` and `content-length`).
+ * deflate content coding removed (and with it `content-encoding` and `content-length`), its faults placed in the
+ * connection's bytes by `inputOffsetOf`.
  */
-function toResponse(id: number, headers: FieldList, body: ReadableStream<Uint8Array>): Response {
+function toResponse(
+  id: number,
+  headers: FieldList,
+  body: ReadableStream<Uint8Array>,
+  inputOffsetOf: (payloadOffset: number) => number | undefined,
+): Response {
   const status = headers.find(([name]) => name === ":status")?.[1];
   if (status === undefined || !/^[1-5][0-9][0-9]$/.test(status)) {
     throw new RangeError(`stream ${id} has no valid :status (${status === undefined ? "none" : status})`);
@@ -705,7 +712,9 @@ function toResponse(id: number, headers: FieldList, body: ReadableStream<Uint8Ar
   if (code < 200) throw new RangeError(`a ${code} response cannot be a fetch Response`);
   const nullBody = code === 204 || code === 205 || code === 304;
   if (nullBody) body.cancel().catch(() => {});
-  const content = nullBody ? { body: null, decoded: undefined } : removeContentCoding(headers, body);
+  const content = nullBody ? { body: null, decoded: undefined } : removeContentCoding(headers, body, {
+    placeFault: placeIn(inputOffsetOf, `${contentCodingOf(headers)} content coding of stream ${id}`),
+  });
   const fields = toHeaders(headers.filter(([name]) => {
     if (name.startsWith(":")) return false;
     return content.decoded === undefined || (name !== "content-encoding" && name !== "content-length");
