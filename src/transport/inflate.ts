@@ -1,7 +1,8 @@
 /**
  * Raw DEFLATE (RFC 1951) decompression as an incremental state machine: stored, fixed-Huffman and dynamic-Huffman
  * blocks, a 32 KiB window, input in chunks of any size (down to single bytes) and output handed on as it is produced.
- * {@linkcode GunzipStream} drives it for each gzip member when the runtime's `DecompressionStream` cannot.
+ * {@linkcode GunzipStream} drives it for each gzip member (unless told to use the runtime's `DecompressionStream`),
+ * {@linkcode InflateStream} for a zlib or raw DEFLATE body.
  *
  * @module
  */
