@@ -33,6 +33,17 @@ export function endless(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   }, { highWaterMark: 0 });
 }
 
+/** A stream that yields `chunks`, one per pull, then fails with `reason` (a cut connection, a fault further up). */
+export function failingAfter<T>(chunks: T[], reason: unknown): ReadableStream<T> {
+  let next = 0;
+  return new ReadableStream<T>({
+    pull(controller) {
+      if (next < chunks.length) controller.enqueue(chunks[next++]);
+      else controller.error(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
 /** `promise`, or a rejection naming `what` if it has not settled within `ms` (a hang). */
 export function within<T>(promise: Promise<T>, ms: number, what = "the result"): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;

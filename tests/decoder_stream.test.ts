@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DecodeError, DecoderStream, type StreamDecoder } from "../mod.ts";
-import { drain, within } from "./_util.ts";
+import { drain, failingAfter, within } from "./_util.ts";
 
 /** Emits each input string only when the next arrives (or at the end); `salvage` hands on the one held back. */
 class LaggingDecoder implements StreamDecoder<string, string> {
@@ -35,22 +35,11 @@ class LaggingDecoder implements StreamDecoder<string, string> {
   }
 }
 
-/** A source that hands out `chunks`, one per pull, then fails with `reason`. */
-function failingSource(chunks: string[], reason: unknown): ReadableStream<string> {
-  let i = 0;
-  return new ReadableStream<string>({
-    pull(controller) {
-      if (i < chunks.length) controller.enqueue(chunks[i++]);
-      else controller.error(reason);
-    },
-  }, { highWaterMark: 0 });
-}
-
 test("DecoderStream: when the input fails, what salvage still makes of it arrives first, then the input's error", async () => {
   const reason = new DecodeError("TRUNCATED", 42, "the connection ended");
   const decoder = new LaggingDecoder();
   const { values, error } = await within(
-    drain(failingSource(["a", "b", "c"], reason).pipeThrough(new DecoderStream(decoder))),
+    drain(failingAfter(["a", "b", "c"], reason).pipeThrough(new DecoderStream(decoder))),
     2000,
   );
   assert.deepEqual(values, ["a", "b", "c"]);
@@ -67,7 +56,7 @@ test("DecoderStream: without salvage, the input's failure is passed on with what
     finish: (e) => lagging.finish(e),
   };
   const { values, error } = await within(
-    drain(failingSource(["a", "b", "c"], reason).pipeThrough(new DecoderStream(decoder))),
+    drain(failingAfter(["a", "b", "c"], reason).pipeThrough(new DecoderStream(decoder))),
     2000,
   );
   assert.deepEqual(values, ["a", "b"]); // "c" was still held: this is what salvage is for
@@ -78,7 +67,7 @@ test("DecoderStream: a fault salvage finds (in input before the failure) replace
   const fault = new DecodeError("DECOMPRESSION_FAILED", 7, "corrupt data");
   const decoder = new LaggingDecoder(fault);
   const { values, error } = await within(
-    drain(failingSource(["a", "b"], new Error("later")).pipeThrough(new DecoderStream(decoder))),
+    drain(failingAfter(["a", "b"], new Error("later")).pipeThrough(new DecoderStream(decoder))),
     2000,
   );
   assert.deepEqual(values, ["a", "b"]);
@@ -89,7 +78,7 @@ test("DecoderStream: a fault salvage finds (in input before the failure) replace
 
 test("DecoderStream: a slow reader still gets the salvaged values, then the error", async () => {
   const reason = new Error("cut");
-  const reader = failingSource(["a", "b", "c", "d"], reason).pipeThrough(new DecoderStream(new LaggingDecoder()))
+  const reader = failingAfter(["a", "b", "c", "d"], reason).pipeThrough(new DecoderStream(new LaggingDecoder()))
     .getReader();
   const values: string[] = [];
   let error: unknown;
@@ -121,7 +110,7 @@ test("DecoderStream: a stage already failed by its own fault does not salvage", 
     },
   };
   const { values, error } = await drain(
-    failingSource(["a", "!", "b"], new Error("later")).pipeThrough(new DecoderStream(decoder)),
+    failingAfter(["a", "!", "b"], new Error("later")).pipeThrough(new DecoderStream(decoder)),
   );
   assert.deepEqual(values, ["a"]);
   assert.ok(error instanceof DecodeError && error.code === "JSON_INVALID", String(error));

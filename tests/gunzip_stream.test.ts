@@ -3,7 +3,17 @@ import assert from "node:assert/strict";
 import { constants, gunzipSync, gzipSync, type ZlibOptions } from "node:zlib";
 import fc from "fast-check";
 import { DecodeError, GunzipStream } from "../mod.ts";
-import { assertSplitInvariant, bytewise, concat, cutsFor, drain, splitAt, streamOf, utf8 } from "./_util.ts";
+import {
+  assertSplitInvariant,
+  bytewise,
+  concat,
+  cutsFor,
+  drain,
+  failingAfter,
+  splitAt,
+  streamOf,
+  utf8,
+} from "./_util.ts";
 
 type Decode = (source: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
 /** The default: the built-in inflater, in every runtime. */
@@ -348,17 +358,6 @@ test("gunzip: truncated in the trailer, after everything was decoded: all output
 /** What zlib makes of `input` when it may end anywhere: all it decodes to, flushed (`Z_SYNC_FLUSH`), no error. */
 function zlibPartial(input: Uint8Array): Uint8Array {
   return new Uint8Array(gunzipSync(input, { finishFlush: constants.Z_SYNC_FLUSH }));
-}
-
-/** A source that hands out `chunks`, one per pull, then fails with `reason` (a connection cut, a framing fault). */
-function failingAfter(chunks: Uint8Array[], reason: unknown): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (i < chunks.length) controller.enqueue(chunks[i++]);
-      else controller.error(reason);
-    },
-  }, { highWaterMark: 0 });
 }
 
 test("gunzip: when the input fails, all that its bytes so far decode to arrives first (as zlib flushes it), then its error", async () => {

@@ -61,6 +61,21 @@ export interface StreamDecoder<I, O> {
  * await writer.close();
  * console.log((await Array.fromAsync(upper.readable)).join("")); // AB
  * ```
+ *
+ * @example
+ * ```ts
+ * import { DecodeError, InflateStream } from "watchwire";
+ *
+ * // A deflate body that starts at byte 100 of a larger input: its faults named there (as the HTTP decoders do).
+ * const inflate = new InflateStream({
+ *   placeFault: (e) => new DecodeError(e.code, 100 + e.offset, e.detail, { context: "body of message 1" }),
+ * });
+ * try {
+ *   await new Response(new Blob([Uint8Array.of(0x78, 0x9c, 0xff)]).stream().pipeThrough(inflate)).text();
+ * } catch (e) {
+ *   if (e instanceof DecodeError) console.log(e.code, e.offset, e.context); // DECOMPRESSION_FAILED 102 body of message 1
+ * }
+ * ```
  */
 export interface DecoderStreamOptions {
   /** Output values that may wait unread before the stage stops taking input. Default 0, as `TransformStream`. */
