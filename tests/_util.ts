@@ -53,6 +53,25 @@ export function within<T>(promise: Promise<T>, ms: number, what = "the result"):
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** As {@linkcode drain}, by a slow reader: it waits `pauseMs` before each read, so values queue up meanwhile. */
+export async function drainSlowly<T>(
+  stream: ReadableStream<T>,
+  pauseMs: number,
+): Promise<{ values: T[]; error: unknown }> {
+  const values: T[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    try {
+      const { done, value } = await reader.read();
+      if (done) return { values, error: undefined };
+      values.push(value);
+    } catch (error) {
+      return { values, error };
+    }
+  }
+}
+
 /** Everything `stream` yields, then how it ended: `error` is what it failed with, if it failed. */
 export async function drain<T>(stream: ReadableStream<T>): Promise<{ values: T[]; error: unknown }> {
   const values: T[] = [];

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DecodeError, DecoderStream, type StreamDecoder } from "../mod.ts";
-import { drain, failingAfter, within } from "./_util.ts";
+import { drain, drainSlowly, failingAfter, within } from "./_util.ts";
 
 /** Emits each input string only when the next arrives (or at the end); `salvage` hands on the one held back. */
 class LaggingDecoder implements StreamDecoder<string, string> {
@@ -78,21 +78,10 @@ test("DecoderStream: a fault salvage finds (in input before the failure) replace
 
 test("DecoderStream: a slow reader still gets the salvaged values, then the error", async () => {
   const reason = new Error("cut");
-  const reader = failingAfter(["a", "b", "c", "d"], reason).pipeThrough(new DecoderStream(new LaggingDecoder()))
-    .getReader();
-  const values: string[] = [];
-  let error: unknown;
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    try {
-      const { done, value } = await reader.read();
-      if (done) break;
-      values.push(value);
-    } catch (e) {
-      error = e;
-      break;
-    }
-  }
+  const { values, error } = await drainSlowly(
+    failingAfter(["a", "b", "c", "d"], reason).pipeThrough(new DecoderStream(new LaggingDecoder())),
+    10,
+  );
   assert.deepEqual(values, ["a", "b", "c", "d"]);
   assert.equal(error, reason);
 });

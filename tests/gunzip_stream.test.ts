@@ -9,6 +9,7 @@ import {
   concat,
   cutsFor,
   drain,
+  drainSlowly,
   failingAfter,
   splitAt,
   streamOf,
@@ -401,20 +402,7 @@ test("gunzip: a slow reader still gets all output before the error", async () =>
   for (
     const [input, expected] of [[gz.subarray(0, gz.length - 2), "TRUNCATED"], [badCrc, "DECOMPRESSION_FAILED"]] as const
   ) {
-    const reader = own(streamOf([input])).getReader();
-    const pieces: Uint8Array[] = [];
-    let error: unknown;
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      try {
-        const { done, value } = await reader.read();
-        if (done) break;
-        pieces.push(value);
-      } catch (e) {
-        error = e;
-        break;
-      }
-    }
+    const { values: pieces, error } = await drainSlowly(own(streamOf([input])), 5);
     assert.ok(error instanceof DecodeError && error.code === expected, String(error));
     assert.ok(pieces.length > 3, `${pieces.length} pieces`);
     assertBytes(concat(pieces), data, expected);

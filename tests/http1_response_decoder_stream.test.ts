@@ -10,7 +10,7 @@ import {
   Http1ResponseDecoderStream,
   InflateStream,
 } from "../mod.ts";
-import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
+import { assertSplitInvariant, bytewise, concat, drain, drainSlowly, streamOf, text, utf8 } from "./_util.ts";
 
 interface Summary {
   status: number;
@@ -215,20 +215,8 @@ test("http1: events decoded before a fault reach a slow reader, through every st
       lines.map((l) => `${utf8(l).length.toString(16)}\r\n${l}\r\n`).join("") + "zz\r\n",
   );
   const { values: responses } = await drain(streamOf([wire]).pipeThrough(new Http1ResponseDecoderStream()));
-  const reader = decodeWatchResponse(responses[0].toResponse()).getReader();
-  const names: string[] = [];
-  let failure: unknown;
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 1)); // a slow reader
-    try {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (value.type === "ADDED") names.push(value.object.metadata!.name!);
-    } catch (error) {
-      failure = error;
-      break;
-    }
-  }
+  const { values: events, error: failure } = await drainSlowly(decodeWatchResponse(responses[0].toResponse()), 1);
+  const names = events.flatMap((e) => e.type === "ADDED" ? [e.object.metadata!.name!] : []);
   assert.equal(names.length, 30);
   assert.ok(failure instanceof DecodeError && failure.code === "CHUNK_SIZE_INVALID", String(failure));
 });

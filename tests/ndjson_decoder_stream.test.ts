@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { DecodeError, JsonWatchEventDecoderStream, NdjsonDecoderStream, WatchEventDecoderStream } from "../mod.ts";
-import { assertSplitInvariant, bytewise, drain, streamOf, utf8 } from "./_util.ts";
+import { assertSplitInvariant, bytewise, drain, drainSlowly, streamOf, utf8 } from "./_util.ts";
 
 const values = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>
   source.pipeThrough(new NdjsonDecoderStream({ maxLineBytes }));
@@ -183,20 +183,10 @@ test("ndjson: values decoded before a fault in the same chunk reach a slow reade
   const input = utf8(Array.from({ length: 20 }, (_, i) => `{"n":${i}}\n`).join("") + "{bad}\n");
   for (const truncated of [false, true]) {
     const bytes = truncated ? utf8(Array.from({ length: 20 }, (_, i) => `{"n":${i}}\n`).join("") + '{"n":') : input;
-    const reader = streamOf([bytes]).pipeThrough(new NdjsonDecoderStream()).getReader();
-    const got: unknown[] = [];
-    let failure: unknown;
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-      try {
-        const { done, value } = await reader.read();
-        if (done) break;
-        got.push(value);
-      } catch (error) {
-        failure = error;
-        break;
-      }
-    }
+    const { values: got, error: failure } = await drainSlowly(
+      streamOf([bytes]).pipeThrough(new NdjsonDecoderStream()),
+      1,
+    );
     assert.equal(got.length, 20);
     assert.ok(failure instanceof DecodeError && failure.code === (truncated ? "TRUNCATED" : "JSON_INVALID"));
   }

@@ -152,13 +152,7 @@ class NativeEngine implements Engine {
       this.cancel(undefined);
       return;
     }
-    try {
-      await this.#writer.close();
-      await this.#pump;
-    } catch (cause) {
-      if (this.#stopped) return;
-      await this.#fail(endedEarly(cause) ? "TRUNCATED" : "DECOMPRESSION_FAILED", cause);
-    }
+    await this.#end(true);
   }
 
   /**
@@ -167,13 +161,19 @@ class NativeEngine implements Engine {
    * the input's failure, not a fault of this stage; a fault it finds in the data before that is one, and is thrown.
    */
   async salvage(): Promise<void> {
-    if (this.#stopped || this.#accepted === 0) return;
+    if (!this.#stopped && this.#accepted > 0) await this.#end(false);
+  }
+
+  /** Closes the native stream's input and waits for all its output; `truncation`: whether ending inside a member is a fault. */
+  async #end(truncation: boolean): Promise<void> {
     try {
       await this.#writer.close();
       await this.#pump;
     } catch (cause) {
-      if (this.#stopped || endedEarly(cause)) return;
-      await this.#fail("DECOMPRESSION_FAILED", cause);
+      if (this.#stopped) return;
+      const early = endedEarly(cause);
+      if (early && !truncation) return;
+      await this.#fail(early ? "TRUNCATED" : "DECOMPRESSION_FAILED", cause);
     }
   }
 
