@@ -177,8 +177,7 @@ test("protobuf: malformed input is MESSAGE_INVALID at the element's offset", () 
   assertInvalid(() => at([]).uint64(), 0, /truncated/);
   assertInvalid(() => at([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]).uint64(), 0, /10 bytes/);
   assertInvalid(() => at([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).uint64(), 0, /64 bits/);
-  assertInvalid(() => at([0x0b], 7).tag(), 7, /group/); // field 1, wire type 3
-  assertInvalid(() => at([0x0c]).tag(), 0, /group/); // wire type 4
+  assertInvalid(() => at([0x0c]).tag(), 0, /end of group \(wire type 4\) in field 1 outside a group/);
   assertInvalid(() => at([0x0e]).tag(), 0, /wire type 6/);
   assertInvalid(() => at([0x0f]).tag(), 0, /wire type 7/);
   assertInvalid(() => at([0x02]).tag(), 0, /field number 0/);
@@ -220,4 +219,83 @@ test("protobuf: any input either reads or fails with MESSAGE_INVALID (fuzz)", ()
       assert.ok(r.pos <= prefix.length);
     }),
   );
+});
+
+/** The field numbers of the known fields around the skipped ones (random fields have lower ones). */
+const KNOWN_VARINT = 2 ** 29 - 1;
+const KNOWN_LEN = 2 ** 29 - 2;
+
+/** A group: start tag, the fields, end tag (field `n`, wire types 3 and 4). */
+function group(n: number, inner: Uint8Array): Uint8Array {
+  const start = new ProtoWriter().tag(n, 3).bytes();
+  const end = new ProtoWriter().tag(n, 4).bytes();
+  return Uint8Array.from([...start, ...inner, ...end]);
+}
+
+test("protobuf: a group (proto2) is returned by tag() and skipped whole by skip(), nested groups too", () => {
+  // Random fields, some wrapped in groups (nested up to three deep), between two known fields: reading the known ones
+  // and skipping everything else gives the known ones back, wherever the input is cut into readers' views.
+  const nested: fc.Arbitrary<Uint8Array> = fc.letrec<{ node: Uint8Array }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      // (Field numbers below those of the two known fields.)
+      fc.array(fieldArb.filter((f) => f.n < KNOWN_VARINT), { maxLength: 4 }).map(encodeFields),
+      fc.tuple(fc.integer({ min: 1, max: 2 ** 29 - 1 }), fc.array(tie("node"), { maxLength: 3 })).map(([n, parts]) =>
+        group(n, Uint8Array.from(parts.flatMap((p) => Array.from(p))))
+      ),
+    ),
+  })).node;
+  fc.assert(
+    fc.property(nested, fc.array(nested, { maxLength: 3 }), (g, rest) => {
+      const skipped = [g, ...rest].flatMap((p) => Array.from(p));
+      const bytes = Uint8Array.from([
+        ...new ProtoWriter().tag(KNOWN_VARINT, 0).varint(7n).bytes(),
+        ...skipped,
+        ...new ProtoWriter().tag(KNOWN_LEN, 2).len(Uint8Array.of(1, 2)).bytes(),
+      ]);
+      const r = new ProtobufReader(bytes);
+      const known: unknown[] = [];
+      while (!r.done) {
+        const tag = r.tag();
+        if (tag === KNOWN_VARINT * 8) known.push(r.uint64());
+        else if (tag === KNOWN_LEN * 8 + 2) known.push(Array.from(r.bytes()));
+        else r.skip(tag);
+      }
+      assert.deepEqual(known, [7, [1, 2]]);
+    }),
+  );
+  // tag() hands a start of group on: the field number and wire type 3.
+  const r = new ProtobufReader(group(5, new ProtoWriter().tag(1, 0).varint(1n).bytes()));
+  const tag = r.tag();
+  assert.deepEqual([tag >>> 3, tag & 7], [5, 3]);
+  r.skip(tag);
+  assert.ok(r.done);
+});
+
+test("protobuf: malformed groups are MESSAGE_INVALID at their byte", () => {
+  const at = (bytes: number[], base = 0) => new ProtobufReader(Uint8Array.from(bytes), base);
+  const skipAll = (r: ProtobufReader) => {
+    while (!r.done) r.skip(r.tag());
+  };
+  // Never closed (at the start of the group), also when a nested one is closed.
+  assertInvalid(() => skipAll(at([0x08, 0x01, 0x0b, 0x10, 0x01], 100)), 102, /group in field 1 has no end of group/);
+  assertInvalid(() => skipAll(at([0x0b, 0x13, 0x14])), 0, /group in field 1 has no end of group/);
+  // Closed by the end of another field's group (Go's gogo-generated code accepts it; protobuf-go does not).
+  assertInvalid(() => skipAll(at([0x0b, 0x14])), 1, /end of group in field 2 closes the group of field 1/);
+  assertInvalid(() => skipAll(at([0x0b, 0x13, 0x0c, 0x14])), 2, /closes the group of field 2/);
+  // An end of group outside any group, at the top or after a group closed.
+  assertInvalid(() => skipAll(at([0x0b, 0x0c, 0x0c])), 2, /outside a group/);
+  // Inside a group, fields are read as strictly as outside it.
+  assertInvalid(() => skipAll(at([0x0b, 0x0e, 0x0c])), 1, /invalid wire type 6/);
+  assertInvalid(() => skipAll(at([0x0b, 0x03, 0x0c])), 1, /field number 0/);
+  assertInvalid(() => skipAll(at([0x0b, 0x12, 0x05, 0x0c])), 2, /exceeds/);
+  // A group cannot reach past the end of the message it is in.
+  const outer = at([0x12, 0x02, 0x0b, 0x08, 0x01, 0x0c]);
+  outer.tag();
+  const inner = outer.message();
+  assertInvalid(() => skipAll(inner), 4, /varint truncated/);
+  // Nesting is bounded: 10 000 open groups are skipped, one more is refused.
+  const deep = (n: number) => [...Array(n).fill(0x0b), ...Array(n).fill(0x0c)];
+  skipAll(at(deep(10000)));
+  assertInvalid(() => skipAll(at(deep(10001))), 10000, /nested more than 10000 deep/);
 });

@@ -8,8 +8,11 @@
 import { DecodeError } from "../../errors.ts";
 
 const TWO_32 = 4294967296;
-// Bit w set for the wire types a tag may carry: 0 (varint), 1 (fixed64), 2 (length-delimited), 5 (fixed32).
-const VALID_WIRE = 0b100111;
+// Bit w set for the wire types a field's tag may carry: 0 (varint), 1 (fixed64), 2 (length-delimited), 3 (start of a
+// group), 5 (fixed32). An end of group (4) is only met inside a group, by `skip`.
+const VALID_WIRE = 0b101111;
+/** How deeply groups may nest inside a skipped group (protobuf-go's default recursion limit). */
+const MAX_GROUP_DEPTH = 10000;
 
 /**
  * A position in protobuf wire data. Every read takes the `end` of the message it is in (nested messages are read in
@@ -95,7 +98,9 @@ export class ProtobufCursor {
 
   /**
    * Reads a field's tag: `tag >>> 3` is the field number, `tag & 7` the wire type. Field number 0, wire types 6 and 7,
-   * and groups (3 and 4: deprecated, not supported) are errors.
+   * and an end of group (4) outside a group are errors. A start of group (3, proto2's deprecated groups) is returned:
+   * no schema watchwire reads has groups, so it is an unknown field to {@linkcode ProtobufCursor.skip}, or a field
+   * with the wrong wire type.
    */
   tag(end: number): number {
     // Canonical tags of one or two bytes (field numbers below 2048) with a valid wire type: nearly all.
@@ -121,11 +126,18 @@ export class ProtobufCursor {
 
   #tagSlow(end: number): number {
     const start = this.pos;
+    const t = this.#anyTag(end);
+    if ((t & 7) === 4) throw this.fail(start, `end of group (wire type 4) in field ${t >>> 3} outside a group`);
+    return t;
+  }
+
+  /** A tag of any valid wire type, end of group included. */
+  #anyTag(end: number): number {
+    const start = this.pos;
     const t = this.varint(end);
     if (this.hi !== 0) throw this.fail(start, "tag beyond 32 bits");
     const w = t & 7;
     if (t >>> 3 === 0) throw this.fail(start, "field number 0");
-    if (w === 3 || w === 4) throw this.fail(start, `group (wire type ${w}) in field ${t >>> 3}: not supported`);
     if (w > 5) throw this.fail(start, `invalid wire type ${w} in field ${t >>> 3}`);
     return t;
   }
@@ -192,7 +204,10 @@ export class ProtobufCursor {
     return at;
   }
 
-  /** Skips the value of a field whose tag `t` was just read, whatever its wire type. */
+  /**
+   * Skips the value of a field whose tag `t` was just read, whatever its wire type. A group (wire type 3) is skipped
+   * to its end of group, which must carry the same field number, as in protobuf-go; nested groups likewise.
+   */
   skip(t: number, end: number): void {
     switch (t & 7) {
       case 0:
@@ -207,8 +222,33 @@ export class ProtobufCursor {
       case 5:
         this.fixed(end, 4);
         return;
+      case 3:
+        this.#skipGroup(t, end);
+        return;
       default:
         throw this.fail(this.pos, `cannot skip wire type ${t & 7}`);
+    }
+  }
+
+  // Groups are rare (no schema watchwire reads has one), so this path may allocate: the field numbers of the open groups.
+  #skipGroup(t: number, end: number): void {
+    const start = this.pos - tagLength(t);
+    const field = t >>> 3;
+    const open = [field];
+    while (open.length > 0) {
+      if (this.pos >= end) throw this.fail(start, `group in field ${field} has no end of group`);
+      const at = this.pos;
+      const u = this.#anyTag(end);
+      const w = u & 7;
+      if (w === 4) {
+        const expected = open.pop()!;
+        if (u >>> 3 !== expected) {
+          throw this.fail(at, `end of group in field ${u >>> 3} closes the group of field ${expected}`);
+        }
+      } else if (w === 3) {
+        if (open.length >= MAX_GROUP_DEPTH) throw this.fail(at, `groups nested more than ${MAX_GROUP_DEPTH} deep`);
+        open.push(u >>> 3);
+      } else this.skip(u, end);
     }
   }
 }

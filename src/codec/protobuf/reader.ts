@@ -8,7 +8,8 @@ import type { DecodeError } from "../../errors.ts";
 import { ProtobufCursor } from "./cursor.ts";
 
 /**
- * Protobuf wire types (the low 3 bits of a tag). Groups (3 and 4) are deprecated and rejected by the reader.
+ * Protobuf wire types (the low 3 bits of a tag). Groups (3 and 4) are proto2's deprecated groups: the reader's `tag`
+ * returns a start of group, and `skip` skips the whole group.
  *
  * @example
  * ```ts
@@ -32,8 +33,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Reads protobuf wire data from a `Uint8Array`, field by field. Every read is bounds-checked; malformed input (a
- * varint longer than 10 bytes or overflowing 64 bits, a length past the end, an invalid wire type, a group, a field
- * number of 0, invalid UTF-8 in a string) throws {@linkcode DecodeError} `MESSAGE_INVALID` whose `offset` is
+ * varint longer than 10 bytes or overflowing 64 bits, a length past the end, an invalid wire type, an end of group
+ * outside its group, a field number of 0, invalid UTF-8 in a string) throws {@linkcode DecodeError} `MESSAGE_INVALID` whose `offset` is
  * `baseOffset` plus the position (in `bytes`) of the element at fault. Nothing is allocated per byte: length-delimited fields are
  * `subarray` views of the input (no copy), and 64-bit varints are assembled in two 32-bit halves. (The varint, tag and
  * length reading is the same code as the generated Kubernetes decoders': {@linkcode ProtobufCursor}.)
@@ -91,7 +92,7 @@ export class ProtobufReader extends ProtobufCursor {
 
   /**
    * Reads a field's tag: `tag >>> 3` is the field number, `tag & 7` the wire type. Rejects field number 0, wire types
-   * 6 and 7, and groups (wire types 3 and 4).
+   * 6 and 7, and an end of group (4) outside a group; a start of group (3) is returned, for `skip`.
    */
   override tag(): number {
     return super.tag(this.end);
@@ -213,7 +214,10 @@ export class ProtobufReader extends ProtobufCursor {
     return new ProtobufReader(this.b, this.base, at, e);
   }
 
-  /** Skips the value of a field whose `tag` was just read, whatever its wire type (groups are rejected by `tag`). */
+  /**
+   * Skips the value of a field whose `tag` was just read, whatever its wire type. A group is skipped to its matching end
+   * of group (nested groups too, up to 10 000 deep), as protobuf-go skips an unknown group.
+   */
   override skip(tag: number): void {
     super.skip(tag, this.end);
   }
