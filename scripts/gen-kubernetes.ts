@@ -108,14 +108,34 @@ const fin = (goType: string) => `f_${typeName(goType)}`;
 
 const WIRE: Record<string, number> = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 };
 
-const SPECIAL: Record<string, { read: string; zero: string; zeroIsEmpty?: boolean }> = {
+/**
+ * Kubernetes' special types: `read` reads a fresh value (a list item, a map value); `merge(o, key)`, where the type's Go
+ * `Unmarshal` merges into the value already there, reads a singular field met again into what `o[key]` holds (Time and
+ * MicroTime replace the whole value, as theirs do; RawExtension and FieldsV1 fields go through setRawJson).
+ */
+const SPECIAL: Record<
+  string,
+  { read: string; zero: string; zeroIsEmpty?: boolean; merge?: (o: string, key: string) => string }
+> = {
   "k8s.io/apimachinery/pkg/apis/meta/v1.Time": { read: "time(c, end)", zero: "null", zeroIsEmpty: true },
   "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime": { read: "microTime(c, end)", zero: "null", zeroIsEmpty: true },
-  "k8s.io/apimachinery/pkg/apis/meta/v1.Duration": { read: "duration(c, end)", zero: '"0s"' },
+  "k8s.io/apimachinery/pkg/apis/meta/v1.Duration": {
+    read: "duration(c, end)",
+    zero: '"0s"',
+    merge: (o) => `duration(c, end, ${o})`,
+  },
   "k8s.io/apimachinery/pkg/apis/meta/v1.FieldsV1": { read: 'rawJson(c, end, "FieldsV1")', zero: "null" },
   "k8s.io/apimachinery/pkg/runtime.RawExtension": { read: 'rawJson(c, end, "RawExtension")', zero: "null" },
-  "k8s.io/apimachinery/pkg/api/resource.Quantity": { read: "quantity(c, end)", zero: '"0"' },
-  "k8s.io/apimachinery/pkg/util/intstr.IntOrString": { read: "intOrString(c, end)", zero: "0" },
+  "k8s.io/apimachinery/pkg/api/resource.Quantity": {
+    read: "quantity(c, end)",
+    zero: '"0"',
+    merge: (o) => `quantity(c, end, ${o})`,
+  },
+  "k8s.io/apimachinery/pkg/util/intstr.IntOrString": {
+    read: "intOrString(c, end)",
+    zero: "0",
+    merge: (_, key) => `intOrString(c, end, o, ${JSON.stringify(key)})`,
+  },
 };
 
 /** RawExtension and FieldsV1 fields (not list items or map values) are set with setRawJson (lazily parsed in metadata mode). */
@@ -306,7 +326,7 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
         const s = SPECIAL[t.ref!];
         if (!t.pointer && f.omitzero && s.zeroIsEmpty) {
           stmt = `{ const v = ${read}; if (v !== null) ${o} = v; else if (${o} !== undefined) delete ${o}; }`;
-        } else stmt = `${o} = ${read};`;
+        } else stmt = `${o} = ${s.merge ? s.merge(o, key) : read};`;
       } else if (omitsEmpty && (t.kind === "string" || t.kind === "bytes")) {
         stmt = `{ const v = ${read}; if (v !== "") ${o} = v; else if (${o} !== undefined) delete ${o}; }`;
       } else if (omitsEmpty && t.kind === "bool") {

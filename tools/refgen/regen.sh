@@ -12,6 +12,8 @@
 #   decoders  src/codec/kubernetes/generated/*.ts from schema.json (scripts/gen-kubernetes.ts; Node, no Go)
 #   vectors   fixtures/kubernetes/vectors/*.json: Go's renderings of strings, times, durations, quantities (cmd/vectors)
 #   fixtures  fixtures/kubernetes/streams/*.{pb,json} and fixtures/kubernetes/index.json (cmd/fixtures)
+#   merge     fixtures/kubernetes/merge/vectors.json: Go's JSON of objects whose bytes repeat fields and carry
+#             unknown groups (cmd/mergevectors; reads the streams)
 #   record    fixtures/kubernetes/captures/*.bin and captures/index.json (cmd/record; needs the streams)
 #
 # Every step writes only into the folders named by the OUT_* variables below, and replaces their contents
@@ -27,7 +29,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-STEPS=(schema decoders vectors fixtures record)
+STEPS=(schema decoders vectors fixtures merge record)
 
 # Output folders. check points them into a scratch copy.
 OUT_FIXTURES="${OUT_FIXTURES:-$root/fixtures/kubernetes}"
@@ -55,6 +57,10 @@ step_fixtures() {
   if [[ "$OUT_FIXTURES" == "$root/fixtures/kubernetes" ]]; then
     (cd "$root" && node --import tsx scripts/fixtures-readme.ts)
   fi
+}
+
+step_merge() {
+  (cd "$here" && go run ./cmd/mergevectors -fixtures "$OUT_FIXTURES")
 }
 
 step_record() {

@@ -108,24 +108,36 @@ export function microTime(c: Cursor, end: number): string | null {
   return formatMicroTime(seconds, nanos);
 }
 
-/** `metav1.Duration {duration = 1}`: Go's `time.Duration.String()`. */
-export function duration(c: Cursor, end: number): string {
+/*
+ * A singular field met again in the same message is merged into the value read before, as Go's generated `Unmarshal`
+ * does: `previous` is what the field holds so far (undefined the first time). Time and MicroTime are not merged:
+ * their `Unmarshal` replaces the whole value, and so do `time` and `microTime` here.
+ */
+
+/** `metav1.Duration {duration = 1}`: Go's `time.Duration.String()`; without `duration`, the `previous` value stays. */
+export function duration(c: Cursor, end: number, previous?: unknown): string {
   const e = c.len(end);
   let lo = 0;
   let hi = 0;
+  let seen = false;
   while (c.pos < e) {
     const t = c.tag(e);
     if (t === 8) {
       lo = c.varint(e);
       hi = c.hi;
+      seen = true;
     } else c.other(t, e, DURATION_FIELDS, "Duration");
   }
+  if (!seen && typeof previous === "string") return previous;
   return formatDuration((BigInt(hi) << 32n) | BigInt(lo));
 }
 const DURATION_FIELDS = Uint8Array.of(0, 1);
 
-/** `resource.Quantity {string = 1}`: the canonical form Go's `MarshalJSON` prints after `ParseQuantity`. */
-export function quantity(c: Cursor, end: number): string {
+/**
+ * `resource.Quantity {string = 1}`: the canonical form Go's `MarshalJSON` prints after `ParseQuantity`; without
+ * `string`, the `previous` value stays.
+ */
+export function quantity(c: Cursor, end: number, previous?: unknown): string {
   const e = c.len(end);
   let s: string | undefined;
   let at = c.pos;
@@ -136,21 +148,42 @@ export function quantity(c: Cursor, end: number): string {
       s = c.str(e);
     } else c.other(t, e, QUANTITY_FIELDS, "Quantity");
   }
-  if (s === undefined) return "0";
+  if (s === undefined) return typeof previous === "string" ? previous : "0";
   const q = canonicalQuantity(s);
   if (q === undefined) throw c.fail(at, `Quantity: ${JSON.stringify(s)} is not a quantity`);
   return q;
 }
 const QUANTITY_FIELDS = Uint8Array.of(0, 1);
 
-/** `intstr.IntOrString {type = 1, intVal = 2, strVal = 3}`: a number or a string, as its `type` says. */
-export function intOrString(c: Cursor, end: number): number | string {
+/**
+ * The half of an IntOrString field that its JSON does not show (the `strVal` of an int, the `intVal` of a string),
+ * kept only when it is not the zero value, for a later occurrence of the field that changes `type` alone.
+ */
+const hiddenHalves = new WeakMap<JsonObject, Map<string, number | string>>();
+
+/**
+ * `intstr.IntOrString {type = 1, intVal = 2, strVal = 3}`: a number or a string, as its `type` says. With `o` and
+ * `key` (a singular field), the value `o[key]` holds so far is merged into, field by field, as Go does.
+ */
+export function intOrString(c: Cursor, end: number, o?: JsonObject, key?: string): number | string {
   const e = c.len(end);
   const start = c.pos;
   let type = 0;
   let typeHi = 0;
   let intVal = 0;
   let strVal = "";
+  const previous = o === undefined ? undefined : o[key!];
+  if (previous !== undefined) {
+    const hidden = hiddenHalves.get(o!)?.get(key!);
+    if (typeof previous === "string") {
+      type = 1;
+      strVal = previous;
+      if (typeof hidden === "number") intVal = hidden;
+    } else if (typeof previous === "number") {
+      intVal = previous;
+      if (typeof hidden === "string") strVal = hidden;
+    }
+  }
   while (c.pos < e) {
     const t = c.tag(e);
     if (t === 8) {
@@ -160,20 +193,33 @@ export function intOrString(c: Cursor, end: number): number | string {
     else if (t === 26) strVal = c.str(e);
     else c.other(t, e, INT_OR_STRING_FIELDS, "IntOrString");
   }
-  if (typeHi === 0 && type === 0) return intVal;
-  if (typeHi === 0 && type === 1) return strVal;
-  throw c.fail(start, `IntOrString: type ${typeHi * TWO_32 + type} is neither 0 (int) nor 1 (string)`);
+  if (typeHi !== 0 || type > 1) {
+    throw c.fail(start, `IntOrString: type ${typeHi * TWO_32 + type} is neither 0 (int) nor 1 (string)`);
+  }
+  if (o !== undefined) {
+    const hidden = type === 0 ? strVal : intVal;
+    if (hidden !== "" && hidden !== 0) {
+      let halves = hiddenHalves.get(o);
+      if (halves === undefined) hiddenHalves.set(o, halves = new Map());
+      halves.set(key!, hidden);
+    } else if (previous !== undefined) hiddenHalves.get(o)?.delete(key!);
+  }
+  return type === 0 ? intVal : strVal;
 }
 const INT_OR_STRING_FIELDS = Uint8Array.of(0, 1, 1, 1);
 
 /**
  * `runtime.RawExtension {raw = 1}` and `metav1.FieldsV1 {Raw = 1}`: their bytes are JSON, printed as they are
- * (`null` when absent). Bytes that are not JSON make Go's `json.Marshal` fail, and are an error here too.
+ * (`null` when absent, and for FieldsV1 when empty too: its `MarshalJSON` says so, where RawExtension's prints the
+ * empty bytes, which `json.Marshal` refuses). Bytes that are not JSON make Go's `json.Marshal` fail, and are an error
+ * here too.
  */
 export function rawJson(c: Cursor, end: number, what: string): unknown {
   const raw = rawBounds(c, end, what);
-  return raw === undefined ? null : parseRaw(c.b, raw[0], raw[1], c.base, what);
+  return raw === undefined || isNullFieldsV1(raw, what) ? null : parseRaw(c.b, raw[0], raw[1], c.base, what);
 }
+
+const isNullFieldsV1 = (raw: [number, number], what: string) => raw[0] === raw[1] && what === "FieldsV1";
 
 /** Where the `raw` bytes of a RawExtension/FieldsV1 message at `c.pos` are (the last one wins, as in Go). */
 function rawBounds(c: Cursor, end: number, what: string): [number, number] | undefined {
@@ -209,6 +255,11 @@ function parseRaw(b: Uint8Array, start: number, end: number, base: number, what:
 export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, what: string): void {
   const raw = rawBounds(c, end, what);
   if (raw === undefined) {
+    // Met again without `raw`: Go's merge keeps the bytes read before.
+    if (!Object.prototype.hasOwnProperty.call(o, key)) o[key] = null;
+    return;
+  }
+  if (isNullFieldsV1(raw, what)) {
     o[key] = null;
     return;
   }

@@ -831,10 +831,10 @@ export function m_RollingUpdateDaemonSet(c: Cursor, end: number, o: JsonObject):
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.maxUnavailable = intOrString(c, end);
+        o.maxUnavailable = intOrString(c, end, o, "maxUnavailable");
         break;
       case 18:
-        o.maxSurge = intOrString(c, end);
+        o.maxSurge = intOrString(c, end, o, "maxSurge");
         break;
       default:
         c.other(t, end, K_RollingUpdateDaemonSet, "RollingUpdateDaemonSet");
@@ -856,10 +856,10 @@ export function m_RollingUpdateDeployment(c: Cursor, end: number, o: JsonObject)
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.maxUnavailable = intOrString(c, end);
+        o.maxUnavailable = intOrString(c, end, o, "maxUnavailable");
         break;
       case 18:
-        o.maxSurge = intOrString(c, end);
+        o.maxSurge = intOrString(c, end, o, "maxSurge");
         break;
       default:
         c.other(t, end, K_RollingUpdateDeployment, "RollingUpdateDeployment");
@@ -884,7 +884,7 @@ export function m_RollingUpdateStatefulSetStrategy(c: Cursor, end: number, o: Js
         o.partition = c.int32(end);
         break;
       case 18:
-        o.maxUnavailable = intOrString(c, end);
+        o.maxUnavailable = intOrString(c, end, o, "maxUnavailable");
         break;
       default:
         c.other(t, end, K_RollingUpdateStatefulSetStrategy, "RollingUpdateStatefulSetStrategy");

@@ -425,7 +425,7 @@ export function m_HPAScalingRules(c: Cursor, end: number, o: JsonObject): JsonOb
         }
         break;
       case 34:
-        o.tolerance = quantity(c, end);
+        o.tolerance = quantity(c, end, o.tolerance);
         break;
       default:
         c.other(t, end, K_HPAScalingRules, "HPAScalingRules");
@@ -560,10 +560,10 @@ export function m_MetricTarget(c: Cursor, end: number, o: JsonObject): JsonObjec
         o.type = c.str(end);
         break;
       case 18:
-        o.value = quantity(c, end);
+        o.value = quantity(c, end, o.value);
         break;
       case 26:
-        o.averageValue = quantity(c, end);
+        o.averageValue = quantity(c, end, o.averageValue);
         break;
       case 32:
         o.averageUtilization = c.int32(end);
@@ -589,10 +589,10 @@ export function m_MetricValueStatus(c: Cursor, end: number, o: JsonObject): Json
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.value = quantity(c, end);
+        o.value = quantity(c, end, o.value);
         break;
       case 18:
-        o.averageValue = quantity(c, end);
+        o.averageValue = quantity(c, end, o.averageValue);
         break;
       case 24:
         o.averageUtilization = c.int32(end);

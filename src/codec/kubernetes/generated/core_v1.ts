@@ -1942,7 +1942,7 @@ export function m_EmptyDirVolumeSource(c: Cursor, end: number, o: JsonObject): J
         }
         break;
       case 18:
-        o.sizeLimit = quantity(c, end);
+        o.sizeLimit = quantity(c, end, o.sizeLimit);
         break;
       case 24:
         o.mode = c.int32(end);
@@ -3263,7 +3263,7 @@ export function m_HTTPGetAction(c: Cursor, end: number, o: JsonObject): JsonObje
         }
         break;
       case 18:
-        o.port = intOrString(c, end);
+        o.port = intOrString(c, end, o, "port");
         break;
       case 26:
         {
@@ -4380,7 +4380,7 @@ export function m_NodeAllocatableMappedResources(c: Cursor, end: number, o: Json
         o.name = c.str(end);
         break;
       case 18:
-        o.quantity = quantity(c, end);
+        o.quantity = quantity(c, end, o.quantity);
         break;
       default:
         c.other(t, end, K_NodeAllocatableMappedResources, "NodeAllocatableMappedResources");
@@ -4407,10 +4407,10 @@ export function m_NodeAllocatableOverheadResources(c: Cursor, end: number, o: Js
         o.name = c.str(end);
         break;
       case 18:
-        o.perPod = quantity(c, end);
+        o.perPod = quantity(c, end, o.perPod);
         break;
       case 26:
-        o.perContainer = quantity(c, end);
+        o.perContainer = quantity(c, end, o.perContainer);
         break;
       default:
         c.other(t, end, K_NodeAllocatableOverheadResources, "NodeAllocatableOverheadResources");
@@ -8258,7 +8258,7 @@ export function m_ResourceFieldSelector(c: Cursor, end: number, o: JsonObject): 
         o.resource = c.str(end);
         break;
       case 26:
-        o.divisor = quantity(c, end);
+        o.divisor = quantity(c, end, o.divisor);
         break;
       default:
         c.other(t, end, K_ResourceFieldSelector, "ResourceFieldSelector");
@@ -9423,7 +9423,7 @@ export function m_ServicePort(c: Cursor, end: number, o: JsonObject): JsonObject
         o.port = c.int32(end);
         break;
       case 34:
-        o.targetPort = intOrString(c, end);
+        o.targetPort = intOrString(c, end, o, "targetPort");
         break;
       case 40:
         {
@@ -9901,7 +9901,7 @@ export function m_TCPSocketAction(c: Cursor, end: number, o: JsonObject): JsonOb
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.port = intOrString(c, end);
+        o.port = intOrString(c, end, o, "port");
         break;
       case 18:
         {

@@ -255,7 +255,7 @@ export function m_IngressBackend(c: Cursor, end: number, o: JsonObject): JsonObj
         }
         break;
       case 18:
-        o.servicePort = intOrString(c, end);
+        o.servicePort = intOrString(c, end, o, "servicePort");
         break;
       case 26:
         o.resource = core_v1_m_TypedLocalObjectReference(
@@ -764,7 +764,7 @@ export function m_NetworkPolicyPort(c: Cursor, end: number, o: JsonObject): Json
         o.protocol = c.str(end);
         break;
       case 18:
-        o.port = intOrString(c, end);
+        o.port = intOrString(c, end, o, "port");
         break;
       case 24:
         o.endPort = c.int32(end);

@@ -119,13 +119,13 @@ export function m_PodDisruptionBudgetSpec(c: Cursor, end: number, o: JsonObject)
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.minAvailable = intOrString(c, end);
+        o.minAvailable = intOrString(c, end, o, "minAvailable");
         break;
       case 18:
         o.selector = meta_v1_m_LabelSelector(c, c.len(end), (o.selector as JsonObject | null | undefined) ?? {});
         break;
       case 26:
-        o.maxUnavailable = intOrString(c, end);
+        o.maxUnavailable = intOrString(c, end, o, "maxUnavailable");
         break;
       case 34:
         o.unhealthyPodEvictionPolicy = c.str(end);

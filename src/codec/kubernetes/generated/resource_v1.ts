@@ -103,7 +103,7 @@ export function m_CapacityRequestPolicy(c: Cursor, end: number, o: JsonObject): 
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.default = quantity(c, end);
+        o.default = quantity(c, end, o.default);
         break;
       case 26:
         {
@@ -141,13 +141,13 @@ export function m_CapacityRequestPolicyRange(c: Cursor, end: number, o: JsonObje
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.min = quantity(c, end);
+        o.min = quantity(c, end, o.min);
         break;
       case 18:
-        o.max = quantity(c, end);
+        o.max = quantity(c, end, o.max);
         break;
       case 26:
-        o.step = quantity(c, end);
+        o.step = quantity(c, end, o.step);
         break;
       default:
         c.other(t, end, K_CapacityRequestPolicyRange, "CapacityRequestPolicyRange");
@@ -230,7 +230,7 @@ export function m_Counter(c: Cursor, end: number, o: JsonObject): JsonObject {
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.value = quantity(c, end);
+        o.value = quantity(c, end, o.value);
         break;
       default:
         c.other(t, end, K_Counter, "Counter");
@@ -571,7 +571,7 @@ export function m_DeviceCapacity(c: Cursor, end: number, o: JsonObject): JsonObj
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.value = quantity(c, end);
+        o.value = quantity(c, end, o.value);
         break;
       case 18:
         o.requestPolicy = m_CapacityRequestPolicy(
@@ -1490,10 +1490,10 @@ export function m_NodeAllocatableMapping(c: Cursor, end: number, o: JsonObject):
         o.capacityKey = c.str(end);
         break;
       case 18:
-        o.capacityMultiplier = quantity(c, end);
+        o.capacityMultiplier = quantity(c, end, o.capacityMultiplier);
         break;
       case 26:
-        o.deviceMultiplier = quantity(c, end);
+        o.deviceMultiplier = quantity(c, end, o.deviceMultiplier);
         break;
       default:
         c.other(t, end, K_NodeAllocatableMapping, "NodeAllocatableMapping");
@@ -1515,10 +1515,10 @@ export function m_NodeAllocatableOverhead(c: Cursor, end: number, o: JsonObject)
     const t = c.tag(end);
     switch (t) {
       case 10:
-        o.perPod = quantity(c, end);
+        o.perPod = quantity(c, end, o.perPod);
         break;
       case 18:
-        o.perContainer = quantity(c, end);
+        o.perContainer = quantity(c, end, o.perContainer);
         break;
       default:
         c.other(t, end, K_NodeAllocatableOverhead, "NodeAllocatableOverhead");

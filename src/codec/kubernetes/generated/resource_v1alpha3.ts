@@ -277,13 +277,13 @@ export function m_ShareableCapacityStatus(c: Cursor, end: number, o: JsonObject)
         }
         break;
       case 18:
-        o.total = quantity(c, end);
+        o.total = quantity(c, end, o.total);
         break;
       case 26:
-        o.consumed = quantity(c, end);
+        o.consumed = quantity(c, end, o.consumed);
         break;
       case 34:
-        o.available = quantity(c, end);
+        o.available = quantity(c, end, o.available);
         break;
       default:
         c.other(t, end, K_ShareableCapacityStatus, "ShareableCapacityStatus");

@@ -319,10 +319,10 @@ export function m_CSIStorageCapacity(c: Cursor, end: number, o: JsonObject): Jso
         o.storageClassName = c.str(end);
         break;
       case 34:
-        o.capacity = quantity(c, end);
+        o.capacity = quantity(c, end, o.capacity);
         break;
       case 42:
-        o.maximumVolumeSize = quantity(c, end);
+        o.maximumVolumeSize = quantity(c, end, o.maximumVolumeSize);
         break;
       default:
         c.other(t, end, K_CSIStorageCapacity, "CSIStorageCapacity");
