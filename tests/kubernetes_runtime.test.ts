@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { ProtobufReader } from "../mod.ts";
+import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, ProtobufReader } from "../mod.ts";
+import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtime/fields_cbor.ts";
+import { envelope, len } from "./_protobuf.ts";
 import { readGoString } from "../src/codec/kubernetes/runtime/go_string.ts";
 import { base64Std, encodeTable } from "../src/codec/kubernetes/runtime/base64.ts";
 import { formatMicroTime, formatTime, ZERO_TIME_SECONDS } from "../src/codec/kubernetes/runtime/go_time.ts";
@@ -345,4 +347,74 @@ test("kubernetes runtime: canonicalQuantity equals Go's Quantity Unmarshal + JSO
   assert.equal(emptyMessage, 1);
   assert.ok(invalid > 100, `only ${invalid} invalid quantities`);
   assertNoFailures("quantities", failures, vectors.length);
+});
+
+interface FieldsCborVector {
+  hex: string;
+  json?: unknown;
+  error?: string;
+}
+
+test("kubernetes runtime: FieldsV1 bytes that are CBOR give Go's FieldsV1 JSON for every vector, or fail where Go fails", () => {
+  const vectors = load<FieldsCborVector>("fieldsv1_cbor.json");
+  const failures: string[] = [];
+  let refused = 0;
+  for (const v of vectors) {
+    const bytes = fromHex(v.hex);
+    assert.ok(isCborFieldsV1(bytes[0]), v.hex);
+    let got: unknown;
+    let error: unknown;
+    try {
+      got = fieldsV1FromCbor(bytes, 0, bytes.length, 100);
+    } catch (e) {
+      error = e;
+    }
+    if (v.error !== undefined) {
+      refused++;
+      const at = error instanceof DecodeError ? error.offset : -1;
+      check(
+        failures,
+        at >= 100 && at <= 100 + bytes.length,
+        () => `${v.hex}: Go fails (${v.error}), we gave ${error ?? JSON.stringify(got)}`,
+      );
+      continue;
+    }
+    let same = error === undefined;
+    try {
+      assert.deepEqual(got, v.json);
+    } catch {
+      same = false;
+    }
+    check(
+      failures,
+      same,
+      () => `${v.hex.slice(0, 200)}: Go ${JSON.stringify(v.json)?.slice(0, 200)}, we ${error ?? JSON.stringify(got)}`,
+    );
+  }
+  assert.deepEqual(failures, []);
+  assert.ok(refused > 500 && refused < vectors.length - 1000, `${refused} of ${vectors.length} refused`);
+});
+
+test("kubernetes runtime: a managedFields entry whose FieldsV1 holds CBOR decodes to its JSON, in full and in metadata mode", () => {
+  // metadata (1) { name (1), managedFields (17) { manager (1), fieldsType (6), fieldsV1 (7) { Raw (1) } } }, its
+  // FieldsV1 the CBOR that FieldsV1.MarshalCBOR (k8s.io/apimachinery v0.37.2) writes for
+  // {"f:metadata":{"f:labels":{".":{},"f:app":{}}}}: map keys as byte strings, as Kubernetes' encoder writes strings.
+  const cbor = fromHex("a14a663a6d65746164617461a148663a6c6162656c73a2412ea045663a617070a0");
+  const entry = [...len(1, "kubectl"), ...len(6, "FieldsV1"), ...len(7, len(1, Array.from(cbor)))];
+  const pod = [...len(1, [...len(1, "p"), ...len(17, entry)])];
+  const expected = [{
+    manager: "kubectl",
+    fieldsType: "FieldsV1",
+    fieldsV1: { "f:metadata": { "f:labels": { ".": {}, "f:app": {} } } },
+  }];
+  const full = builtinDecoders.decoder("v1", "Pod")!(Uint8Array.from(pod), 0, pod.length, {}, 0);
+  assert.deepEqual((full.metadata as { managedFields: unknown }).managedFields, expected);
+  const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), { mode: "metadata" });
+  assert.deepEqual(JSON.parse(JSON.stringify(lazy.metadata)).managedFields, expected);
+  // Damaged CBOR fails as a DecodeError at its byte in the object (on first read in metadata mode).
+  const bad = [...len(1, [...len(1, "p"), ...len(17, [...len(7, len(1, [0xa1, 0x41, 0x61, 0xf7]))])])];
+  assert.throws(
+    () => builtinDecoders.decoder("v1", "Pod")!(Uint8Array.from(bad), 0, bad.length, {}, 0),
+    (e: unknown) => e instanceof DecodeError && e.code === "MESSAGE_INVALID" && e.offset === bad.length - 1,
+  );
 });

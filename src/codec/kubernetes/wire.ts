@@ -14,6 +14,7 @@ import { base64Std } from "./runtime/base64.ts";
 import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
+import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/fields_cbor.ts";
 import type { JsonObject } from "./registry.ts";
 
 export type { JsonObject };
@@ -237,6 +238,8 @@ function rawBounds(c: Cursor, end: number, what: string): [number, number] | und
 }
 
 function parseRaw(b: Uint8Array, start: number, end: number, base: number, what: string): unknown {
+  // FieldsV1 bytes may be CBOR (objects stored as CBOR): its MarshalJSON turns them into JSON.
+  if (what === "FieldsV1" && isCborFieldsV1(b[start])) return fieldsV1FromCbor(b, start, end, base);
   try {
     return JSON.parse(lenient.decode(b.subarray(start, end)));
   } catch (cause) {

@@ -46,6 +46,7 @@ func main() {
 	write(*out, "microtimes.json", "metav1.Timestamp bytes to json.Marshal(metav1.MicroTime) after metav1.MicroTime.Unmarshal", microTimeVectors())
 	write(*out, "durations.json", "metav1.Duration bytes to json.Marshal(metav1.Duration) after metav1.Duration.Unmarshal", durationVectors())
 	write(*out, "quantities.json", "resource.Quantity message bytes (field 1 = s) to json.Marshal(resource.Quantity) after Quantity.Unmarshal; json null = Unmarshal failed (error)", quantityVectors())
+	write(*out, "fieldsv1_cbor.json", "FieldsV1 bytes that start as CBOR (null, a map, a tag) to json.Marshal(metav1.FieldsV1) (its MarshalJSON: Kubernetes' CBOR decoder, then encoding/json); json null = it failed (error)", fieldsV1Vectors())
 }
 
 func fail(err error) {
@@ -93,7 +94,7 @@ func moduleVersions() map[string]string {
 	versions := map[string]string{}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {
-			if strings.HasPrefix(dep.Path, "k8s.io/") || dep.Path == "gopkg.in/inf.v0" {
+			if strings.HasPrefix(dep.Path, "k8s.io/") || dep.Path == "gopkg.in/inf.v0" || dep.Path == "github.com/fxamacker/cbor/v2" {
 				versions[dep.Path] = dep.Version
 			}
 		}
