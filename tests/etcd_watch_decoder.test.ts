@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { readFileSync } from "node:fs";
 import {
   DecodeError,
   decodeEtcdWatchResponse,
@@ -294,4 +295,49 @@ test("etcd: kubernetesValue", () => {
     assert.equal(kubernetesValue(kv(utf8(s))), undefined, s);
   }
   assert.equal(kubernetesValue(kv(Uint8Array.of(0x7b, 0xff, 0x7d))), undefined);
+});
+
+test("etcd: kubernetesValue reads objects stored as CBOR as Go's CBOR decoder does (vectors from Kubernetes' serializer)", () => {
+  // fixtures/kubernetes/vectors/cbor_objects.json (tools/refgen/cmd/vectors): the hand-written realistic objects through
+  // Kubernetes' CBOR serializer, and damaged copies, each with the JSON of what direct.Unmarshal made of it, or its error.
+  const file = JSON.parse(
+    readFileSync(new URL("../fixtures/kubernetes/vectors/cbor_objects.json", import.meta.url), "utf8"),
+  ) as { vectors: { hex: string; json?: Record<string, unknown>; error?: string }[] };
+  const kv = (value: Uint8Array) => ({
+    key: utf8("/registry/x"),
+    value,
+    createRevision: 1,
+    modRevision: 1,
+    version: 1,
+    lease: 0,
+  });
+  let objects = 0;
+  let refused = 0;
+  for (const v of file.vectors) {
+    const value = Uint8Array.from(v.hex.match(/../g)!.map((h) => parseInt(h, 16)));
+    assert.deepEqual(Array.from(value.subarray(0, 3)), [0xd9, 0xd9, 0xf7], "the self-described CBOR tag first");
+    const got = kubernetesValue(kv(value));
+    if (v.error !== undefined) {
+      assert.equal(got, undefined, `${v.hex.slice(0, 80)}: Go fails (${v.error})`);
+      refused++;
+    } else {
+      assert.deepEqual(got, { format: "cbor", object: v.json }, v.hex.slice(0, 80));
+      objects++;
+    }
+  }
+  assert.ok(objects >= 16 && refused >= 10, `${objects} objects, ${refused} refused`);
+  // CBOR that is not a map, or is not behind the self-described tag, is not a stored object.
+  for (
+    const bytes of [[0xd9, 0xd9, 0xf7, 0xf6], [0xd9, 0xd9, 0xf7, 0x80], [0xd9, 0xd9, 0xf7], [0xa0], [
+      0xd9,
+      0xd9,
+      0xf7,
+      0xa1,
+      0x01,
+      0x02,
+    ]]
+  ) {
+    assert.equal(kubernetesValue(kv(Uint8Array.from(bytes))), undefined, JSON.stringify(bytes));
+  }
+  assert.deepEqual(kubernetesValue(kv(Uint8Array.of(0xd9, 0xd9, 0xf7, 0xa0))), { format: "cbor", object: {} });
 });

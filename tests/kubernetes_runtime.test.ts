@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, ProtobufReader } from "../mod.ts";
-import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtime/fields_cbor.ts";
+import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtime/kubernetes_cbor.ts";
 import { envelope, len } from "./_protobuf.ts";
 import { readGoString } from "../src/codec/kubernetes/runtime/go_string.ts";
 import { base64Std, encodeTable } from "../src/codec/kubernetes/runtime/base64.ts";

@@ -8,6 +8,7 @@ import { DecodeError } from "../../errors.ts";
 import type { GrpcMessage } from "../../framing/grpc_message_stream.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import { hasKubernetesProtobufMagic } from "../kubernetes/envelope.ts";
+import { kubernetesCborValue } from "../kubernetes/runtime/kubernetes_cbor.ts";
 import {
   decodeEtcdWatchResponse,
   type EtcdEvent,
@@ -252,6 +253,7 @@ export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
  * const describe = (value: KubernetesValue | undefined): string => {
  *   switch (value?.format) {
  *     case "json": return `JSON ${value.object.kind}`;
+ *     case "cbor": return `CBOR ${value.object.kind}`;
  *     case "protobuf": return `protobuf, ${value.bytes.length} bytes`;
  *     default: return "not a Kubernetes object";
  *   }
@@ -259,20 +261,30 @@ export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
  * console.log(describe(kubernetesValue(stored('{"kind":"ConfigMap"}')))); // JSON ConfigMap
  * console.log(describe(kubernetesValue(stored("k8s\0\x0a\x00")))); // protobuf, 6 bytes
  * console.log(describe(kubernetesValue(stored("[1, 2]")))); // not a Kubernetes object
+ * // The self-described CBOR tag, then {"kind": "ConfigMap"} (keys and strings as byte strings, as Kubernetes writes them)
+ * const cbor = Uint8Array.of(0xd9, 0xd9, 0xf7, 0xa1, 0x44, ...new TextEncoder().encode("kind"), 0x49, ...new TextEncoder().encode("ConfigMap"));
+ * console.log(describe(kubernetesValue({ ...stored(""), value: cbor }))); // CBOR ConfigMap
  * ```
  */
 export type KubernetesValue =
   /** The protobuf envelope (`k8s\0` magic, then a `runtime.Unknown`); `bytes` is the whole value, magic included. */
   | { format: "protobuf"; bytes: Uint8Array }
   /** A JSON object (the API server's JSON storage media type, and CRDs). */
-  | { format: "json"; object: Record<string, unknown> };
+  | { format: "json"; object: Record<string, unknown> }
+  /**
+   * An object stored as CBOR (the API server's CBOR storage media type: the self-described CBOR tag, then the object),
+   * as the JSON of the `Unstructured` Kubernetes' CBOR serializer decodes it to.
+   */
+  | { format: "cbor"; object: Record<string, unknown> };
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * What a value stored by the Kubernetes API server is: `{ format: "protobuf", bytes }` if it starts with the `k8s\0`
  * magic of Kubernetes' protobuf serialization (`bytes` is the whole value: `decodeKubernetesProtobufObject` decodes it),
- * `{ format: "json", object }` if it is UTF-8 JSON whose top level is an object, else `undefined`.
+ * `{ format: "json", object }` if it is UTF-8 JSON whose top level is an object, `{ format: "cbor", object }` if it is
+ * the self-described CBOR (tag 55799) of a map that Kubernetes' CBOR decoder takes (the object is the JSON Go prints for
+ * it), else `undefined`.
  *
  * @example
  * ```ts
@@ -290,6 +302,16 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
   const v = kv.value;
   if (hasKubernetesProtobufMagic(v)) return { format: "protobuf", bytes: v };
+  if (v.length > 3 && v[0] === 0xd9 && v[1] === 0xd9 && v[2] === 0xf7) {
+    let object: unknown;
+    try {
+      object = kubernetesCborValue(v, 0, v.length, 0, "etcd value: CBOR");
+    } catch (e) {
+      if (e instanceof DecodeError) return undefined;
+      throw e;
+    }
+    return object === null ? undefined : { format: "cbor", object: object as Record<string, unknown> };
+  }
   // Cheap test first: JSON text of an object starts with "{" after optional whitespace.
   let i = 0;
   while (i < v.length && (v[i] === 0x20 || v[i] === 0x09 || v[i] === 0x0a || v[i] === 0x0d)) i++;

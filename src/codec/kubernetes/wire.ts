@@ -14,7 +14,7 @@ import { base64Std } from "./runtime/base64.ts";
 import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
-import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/fields_cbor.ts";
+import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
 import type { JsonObject } from "./registry.ts";
 
 export type { JsonObject };

@@ -10,7 +10,11 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kcbor "k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+
+	"github.com/watchwire/watchwire/tools/refgen/kinds"
+	"github.com/watchwire/watchwire/tools/refgen/realistic"
 )
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -384,4 +388,57 @@ func randomCBOR(depth int) []byte {
 		}
 		return append(head(6, t), content...)
 	}
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Objects stored as CBOR
+
+// cborObjectVectors: the hand-written realistic object of each kind that has one, encoded by Kubernetes' CBOR
+// serializer (as the API server stores objects with the CBOR storage media type: the self-described CBOR tag, then
+// the object), and damaged copies; for each, the JSON of the map[string]interface{} Kubernetes' CBOR decoder makes of
+// it (direct.Unmarshal: what the serializer's Decode does for an Unstructured, without its apiVersion/kind checks),
+// or the error.
+func cborObjectVectors() []map[string]any {
+	s := kcbor.NewSerializer(kinds.Scheme, kinds.Scheme)
+	var inputs [][]byte
+	for _, k := range kinds.All() {
+		if realistic.Source(k) != "handwritten" {
+			continue
+		}
+		obj := realistic.Object(k)
+		obj.GetObjectKind().SetGroupVersionKind(k.GVK)
+		var buf bytes.Buffer
+		if err := s.Encode(obj, &buf); err != nil {
+			fail(fmt.Errorf("%s: %w", k.GVK, err))
+		}
+		inputs = append(inputs, buf.Bytes())
+	}
+	n := len(inputs)
+	for i := 0; i < 2*n; i++ {
+		b := append([]byte{}, inputs[i%n]...)
+		p := 3 + rng.IntN(len(b)-3)
+		switch rng.IntN(3) {
+		case 0:
+			b[p] ^= 1 << rng.IntN(8)
+		case 1:
+			b[p] = byte(rng.IntN(256))
+		default:
+			b = b[:p]
+		}
+		inputs = append(inputs, b)
+	}
+	var out []map[string]any
+	for _, in := range inputs {
+		v := map[string]any{"hex": hex.EncodeToString(in)}
+		var m map[string]any
+		if err := direct.Unmarshal(in, &m); err != nil {
+			v["error"] = err.Error()
+		} else if j, err := json.Marshal(m); err != nil {
+			v["error"] = err.Error()
+		} else {
+			v["json"] = json.RawMessage(j)
+		}
+		out = append(out, v)
+	}
+	return out
 }

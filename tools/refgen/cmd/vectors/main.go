@@ -47,6 +47,7 @@ func main() {
 	write(*out, "durations.json", "metav1.Duration bytes to json.Marshal(metav1.Duration) after metav1.Duration.Unmarshal", durationVectors())
 	write(*out, "quantities.json", "resource.Quantity message bytes (field 1 = s) to json.Marshal(resource.Quantity) after Quantity.Unmarshal; json null = Unmarshal failed (error)", quantityVectors())
 	write(*out, "fieldsv1_cbor.json", "FieldsV1 bytes that start as CBOR (null, a map, a tag) to json.Marshal(metav1.FieldsV1) (its MarshalJSON: Kubernetes' CBOR decoder, then encoding/json); json null = it failed (error)", fieldsV1Vectors())
+	write(*out, "cbor_objects.json", "hand-written realistic objects through Kubernetes' CBOR serializer (runtime/serializer/cbor: Encode, as the API server stores objects as CBOR), and damaged copies, to json.Marshal of the map[string]interface{} direct.Unmarshal makes of them; json null = it failed (error)", cborObjectVectors())
 }
 
 func fail(err error) {

@@ -1,11 +1,15 @@
 /**
- * The JSON of a `metav1.FieldsV1` whose bytes are CBOR, exactly as Go prints it.
+ * Kubernetes' CBOR as the JSON Go prints for it: what `map[string]interface{}` Kubernetes' CBOR decoder
+ * (k8s.io/apimachinery `runtime/serializer/cbor/direct`: fxamacker/cbor with Kubernetes' options) makes of the bytes,
+ * printed by `encoding/json`. Two places meet it:
  *
- * Since Kubernetes can store and serve objects as CBOR, the bytes of a FieldsV1 (`managedFields[].fieldsV1`) may be
- * CBOR rather than JSON, and a protobuf object carries them as they are. The first byte says which: null (0xf6), a
- * map (0xa0-0xbf) or a tag (0xc6-0xdb) is CBOR. `FieldsV1.MarshalJSON` then decodes them with Kubernetes' CBOR decoder
- * (k8s.io/apimachinery `runtime/serializer/cbor/direct`, fxamacker/cbor with Kubernetes' options) into a
- * `map[string]interface{}` and prints that with `encoding/json`. The rules below are those options':
+ * - A `metav1.FieldsV1` (`managedFields[].fieldsV1`) may hold CBOR rather than JSON, since Kubernetes can store and
+ *   serve objects as CBOR, and a protobuf object carries those bytes as they are. The first byte says which: null
+ *   (0xf6), a map (0xa0-0xbf) or a tag (0xc6-0xdb) is CBOR, and `FieldsV1.MarshalJSON` then prints it this way.
+ * - An object the API server stored in etcd as CBOR (the self-described CBOR tag, then the object), which its CBOR
+ *   serializer decodes this way into an `Unstructured`.
+ *
+ * The rules are those options':
  *
  * - The item must be a map (its JSON object) or null (`null`), after any tags; nothing may follow it.
  * - Map keys are text or byte strings (null is the empty string); duplicate keys are an error.
@@ -70,7 +74,15 @@ const OPEN = Symbol("open");
  * {@linkcode isCborFieldsV1}). `base` locates `b[0]` in the input, for error offsets.
  */
 export function fieldsV1FromCbor(b: Uint8Array, start: number, end: number, base: number): unknown {
-  return new CborReader(b, start, end, base).read();
+  return new CborReader(b, start, end, base, "protobuf: FieldsV1: CBOR").read();
+}
+
+/**
+ * The JSON value (`null` or an object) of Kubernetes CBOR `b[start..end)` (a stored object: the self-described CBOR
+ * tag, then the object's map). `what` starts the message of errors.
+ */
+export function kubernetesCborValue(b: Uint8Array, start: number, end: number, base: number, what: string): unknown {
+  return new CborReader(b, start, end, base, what).read();
 }
 
 class CborReader {
@@ -92,15 +104,18 @@ class CborReader {
   /** Where the item `#item` read last starts (its first tag, if any). */
   #itemAt = 0;
 
-  constructor(b: Uint8Array, start: number, end: number, base: number) {
+  readonly #what: string;
+
+  constructor(b: Uint8Array, start: number, end: number, base: number, what: string) {
     this.#b = b;
     this.#pos = start;
     this.#end = end;
     this.#base = base;
+    this.#what = what;
   }
 
   #fail(at: number, detail: string): DecodeError {
-    return new DecodeError("MESSAGE_INVALID", this.#base + at, `protobuf: FieldsV1: CBOR: ${detail}`);
+    return new DecodeError("MESSAGE_INVALID", this.#base + at, `${this.#what}: ${detail}`);
   }
 
   read(): unknown {
