@@ -418,3 +418,28 @@ test("kubernetes runtime: a managedFields entry whose FieldsV1 holds CBOR decode
     (e: unknown) => e instanceof DecodeError && e.code === "MESSAGE_INVALID" && e.offset === bad.length - 1,
   );
 });
+
+test("kubernetes runtime: any bytes read as Kubernetes CBOR give a value or a DecodeError inside them (fuzz)", () => {
+  // Random CBOR-ish bytes: a CBOR start byte, then heads, lengths and break codes drawn often enough to nest.
+  const cborish = fc.tuple(
+    fc.constantFrom(0xa0, 0xa1, 0xa2, 0xbf, 0xf6, 0xc6, 0xd5, 0xd9),
+    fc.array(
+      fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x9f, 0xbf, 0xff, 0x5f, 0x7f, 0xd9, 0xc0, 0xc1)),
+      {
+        maxLength: 48,
+      },
+    ),
+  ).map(([first, rest]) => Uint8Array.from([first, ...rest]));
+  fc.assert(
+    fc.property(cborish, (bytes) => {
+      try {
+        const value = fieldsV1FromCbor(bytes, 0, bytes.length, 7);
+        assert.ok(value === null || (typeof value === "object" && !Array.isArray(value)));
+      } catch (e) {
+        assert.ok(e instanceof DecodeError && e.code === "MESSAGE_INVALID", String(e));
+        assert.ok(e.offset >= 7 && e.offset <= 7 + bytes.length, `offset ${e.offset} of ${bytes.length} bytes`);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+});
