@@ -15,6 +15,8 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
+
+export { setKey } from "./runtime/set_key.ts";
 import type { JsonObject } from "./registry.ts";
 
 export type { JsonObject };
@@ -70,13 +72,6 @@ export class Cursor extends ProtobufCursor {
     }
     this.skip(t, end);
   }
-}
-
-/** Sets `key` of a map object as `JSON.parse` would: `__proto__` becomes an own property, not the prototype. */
-export function setKey(map: JsonObject, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
-  } else map[key] = value;
 }
 
 /** Reads a `Timestamp {seconds = 1; nanos = 2}` message, `c.pos` to `e`, into [seconds, nanos]. */

@@ -31,8 +31,8 @@ const SECONDS_PER_DAY = 86400;
 // Below this magnitude Number arithmetic on seconds (and on seconds plus normalised nanos) is exact.
 const NUMBER_LIMIT = 2 ** 52;
 const INT64_MIN = -(2n ** 63n);
-// "00".."99"
-const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => (i < 10 ? "0" : "") + i);
+/** "00".."99" */
+export const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => (i < 10 ? "0" : "") + i);
 // Recent formatTime results by Unix seconds (objects in a stream share timestamps: creation, managedFields,
 // conditions). Direct-mapped on the low bits.
 const TIME_CACHE_BITS = 8;
@@ -174,4 +174,19 @@ function format(days: number, secOfDay: number, nanos: number): string {
       TWO_DIGITS[micros % 100];
   }
   return out + "Z";
+}
+
+/** Go's RFC 3339 fraction with nanoseconds (`time.RFC3339Nano`): no trailing zeros, nothing when `nanos` is 0. */
+export function nanoFraction(nanos: number): string {
+  if (nanos === 0) return "";
+  return ("." + String(nanos).padStart(9, "0")).replace(/0+$/, "");
+}
+
+/**
+ * `time.Unix(seconds, nanos).UTC().Format(time.RFC3339Nano)` for |seconds| < 2^52 and `nanos` in [0, 1e9): e.g.
+ * `"2013-03-21T20:04:00.5Z"`.
+ */
+export function formatRfc3339Nano(seconds: number, nanos: number): string {
+  const whole = formatNumber(seconds, -1);
+  return nanos === 0 ? whole : whole.slice(0, -1) + nanoFraction(nanos) + "Z";
 }

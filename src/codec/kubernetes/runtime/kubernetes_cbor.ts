@@ -31,6 +31,8 @@
 import { DecodeError } from "../../../errors.ts";
 import { readGoString } from "./go_string.ts";
 import { base64Std } from "./base64.ts";
+import { formatRfc3339Nano, nanoFraction, TWO_DIGITS } from "./go_time.ts";
+import { setKey } from "./set_key.ts";
 
 /** Whether FieldsV1 bytes starting with `byte` are CBOR (else they are JSON). */
 export function isCborFieldsV1(byte: number): boolean {
@@ -447,32 +449,10 @@ function hex(b: Uint8Array, start: number, end: number): string {
   return out;
 }
 
-/** "00".."99" */
-const TWO = Array.from({ length: 100 }, (_, i) => (i < 10 ? "0" : "") + i);
-
-/** Go's RFC 3339 with nanoseconds (`time.MarshalText`): the fraction without trailing zeros, none when zero. */
-function fraction(nanos: number): string {
-  if (nanos === 0) return "";
-  return ("." + String(nanos).padStart(9, "0")).replace(/0+$/, "");
-}
-
 /** `time.Unix(seconds, nanos).UTC().MarshalText()`, or undefined outside the years 0-9999 (where it fails). */
 function utcRfc3339(seconds: number, nanos: number): string | undefined {
   if (seconds < -62167219200 || seconds > 253402300799) return undefined;
-  const secOfDay = ((seconds % 86400) + 86400) % 86400;
-  const days = (seconds - secOfDay) / 86400;
-  // Days to a civil date (H. Hinnant's algorithm).
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  return String(year).padStart(4, "0") + "-" + TWO[month] + "-" + TWO[day] + "T" + TWO[Math.floor(secOfDay / 3600)] +
-    ":" + TWO[Math.floor(secOfDay / 60) % 60] + ":" + TWO[secOfDay % 60] + fraction(nanos) + "Z";
+  return formatRfc3339Nano(seconds, nanos);
 }
 
 /**
@@ -529,26 +509,20 @@ function goRfc3339(text: string): string | undefined {
     if (hh > 24 || mm > 60 || (sign !== "+" && sign !== "-")) return undefined;
     const minutes = hh * 60 + mm;
     if (minutes >= 24 * 60) return undefined; // MarshalText: zone hour outside [0,23]
-    zone = minutes === 0 ? "Z" : sign + TWO[Math.floor(minutes / 60)] + ":" + TWO[minutes % 60];
+    zone = minutes === 0 ? "Z" : sign + TWO_DIGITS[Math.floor(minutes / 60)] + ":" + TWO_DIGITS[minutes % 60];
     i += 6;
   }
   if (i !== text.length) return undefined;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
   if (day < 1 || day > days) return undefined;
-  return String(year).padStart(4, "0") + "-" + TWO[month] + "-" + TWO[day] + "T" + TWO[hour] + ":" + TWO[minute] + ":" +
-    TWO[second] + fraction(nanos) + zone;
+  return String(year).padStart(4, "0") + "-" + TWO_DIGITS[month] + "-" + TWO_DIGITS[day] + "T" + TWO_DIGITS[hour] +
+    ":" + TWO_DIGITS[minute] + ":" +
+    TWO_DIGITS[second] + nanoFraction(nanos) + zone;
 }
 
 function what(into: Into): string {
   return into === Into.Top ? "a map" : "a string key";
-}
-
-/** Sets `key` of an object as `JSON.parse` would: `__proto__` becomes an own property. */
-function setKey(map: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
-  } else map[key] = value;
 }
 
 const view = new DataView(new ArrayBuffer(8));

@@ -25,13 +25,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	pkgruntime "k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/watchwire/watchwire/tools/refgen/internal/vectorfile"
+	"github.com/watchwire/watchwire/tools/refgen/internal/watchframes"
 	"github.com/watchwire/watchwire/tools/refgen/kinds"
 	"github.com/watchwire/watchwire/tools/refgen/realistic"
 )
@@ -140,19 +140,15 @@ func run(k kinds.Kind, parts []string, pb []byte) vector {
 // streamObjects returns the objects (runtime.Unknown raw) of a fixture stream by event type.
 func streamObjects(data []byte) (map[string][]byte, error) {
 	objects := map[string][]byte{}
-	for len(data) > 0 {
-		if len(data) < 4 {
-			return nil, fmt.Errorf("%d trailing bytes", len(data))
-		}
-		n := binary.BigEndian.Uint32(data)
-		if uint64(len(data)-4) < uint64(n) {
-			return nil, fmt.Errorf("frame of %d bytes, %d left", n, len(data)-4)
-		}
+	frames, err := watchframes.Split(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, frame := range frames {
 		var ev metav1.WatchEvent
-		if err := ev.Unmarshal(data[4 : 4+n]); err != nil {
+		if err := ev.Unmarshal(frame); err != nil {
 			return nil, err
 		}
-		data = data[4+n:]
 		raw := ev.Object.Raw
 		if !bytes.HasPrefix(raw, []byte("k8s\x00")) {
 			return nil, fmt.Errorf("object without the k8s\\0 magic")
@@ -358,48 +354,17 @@ func group(rng *rand.Rand, depth int) []byte {
 }
 
 func write(path string, vectors []vector) {
+	all := make([]any, len(vectors))
+	for i, v := range vectors {
+		all[i] = v
+	}
 	header := map[string]any{
 		"description": "objects whose protobuf repeats fields and carries unknown groups, to json.Marshal of what the kind's generated Unmarshal makes of them; parts: ADDED/MODIFIED = that event's object in streams/<kind>.pb, hex: = bytes",
 		"generator":   "tools/refgen/cmd/mergevectors",
-		"go":          runtime.Version(),
-		"modules":     moduleVersions(),
-		"count":       len(vectors),
 	}
-	var b bytes.Buffer
-	h, err := json.Marshal(header)
-	if err != nil {
+	if _, err := vectorfile.Write(path, header, []string{"k8s.io/"}, all); err != nil {
 		fail(err)
 	}
-	b.WriteString("{\"header\":")
-	b.Write(h)
-	b.WriteString(",\n\"vectors\":[\n")
-	for i, v := range vectors {
-		line, err := json.Marshal(v)
-		if err != nil {
-			fail(err)
-		}
-		b.Write(line)
-		if i < len(vectors)-1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString("]}\n")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		fail(err)
-	}
-}
-
-func moduleVersions() map[string]string {
-	versions := map[string]string{}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if strings.HasPrefix(dep.Path, "k8s.io/") {
-				versions[dep.Path] = dep.Version
-			}
-		}
-	}
-	return versions
 }
 
 func fail(err error) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kcbor "k8s.io/apimachinery/pkg/runtime/serializer/cbor"
@@ -28,15 +27,7 @@ import (
 // random CBOR from a grammar wider than what Kubernetes writes; and damaged copies of all of these.
 func fieldsV1Vectors() []map[string]any {
 	var inputs [][]byte
-	add := func(hexes ...string) {
-		for _, h := range hexes {
-			b, err := hex.DecodeString(strings.ReplaceAll(h, " ", ""))
-			if err != nil {
-				fail(err)
-			}
-			inputs = append(inputs, b)
-		}
-	}
+	add := func(hexes ...string) { inputs = append(inputs, hexInputs(hexes...)...) }
 	// Hand-written: null, empty maps (definite, indefinite), nested, every kind of value, tags, faults.
 	add("f6", "a0", "bfff", "a1 61 61 a0", "bf 61 61 a0 ff", "a1 7f 61 61 61 62 ff a0", "a1 60 a0",
 		"a1 61 61 00", "a1 61 61 17", "a1 61 61 18 18", "a1 61 61 19 0100", "a1 61 61 1a 00010000",

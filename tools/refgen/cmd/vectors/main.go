@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -18,8 +17,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +24,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/watchwire/watchwire/tools/refgen/internal/vectorfile"
 )
 
 // Seeds of the deterministic random inputs (PCG).
@@ -55,52 +54,31 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// write writes one vector file: a header object and one vector per line.
+// write writes one vector file (see package vectorfile).
 func write(dir, name, description string, vectors []map[string]any) {
-	header := map[string]any{
-		"description": description,
-		"generator":   "tools/refgen/cmd/vectors",
-		"go":          runtime.Version(),
-		"modules":     moduleVersions(),
-		"seed":        []uint64{seed1, seed2},
-		"count":       len(vectors),
+	all := make([]any, len(vectors))
+	for i, v := range vectors {
+		all[i] = v
 	}
-	var b bytes.Buffer
-	h, err := json.Marshal(header)
+	header := map[string]any{"description": description, "generator": "tools/refgen/cmd/vectors", "seed": []uint64{seed1, seed2}}
+	size, err := vectorfile.Write(filepath.Join(dir, name), header, []string{"k8s.io/", "gopkg.in/inf.v0", "github.com/fxamacker/cbor/v2"}, all)
 	if err != nil {
 		fail(err)
 	}
-	b.WriteString("{\"header\":")
-	b.Write(h)
-	b.WriteString(",\n\"vectors\":[\n")
-	for i, v := range vectors {
-		line, err := json.Marshal(v)
+	fmt.Printf("%s: %d vectors, %d bytes\n", name, len(vectors), size)
+}
+
+// hexInputs decodes hex strings (spaces ignored) to bytes.
+func hexInputs(hexes ...string) [][]byte {
+	var out [][]byte
+	for _, h := range hexes {
+		b, err := hex.DecodeString(strings.ReplaceAll(h, " ", ""))
 		if err != nil {
 			fail(err)
 		}
-		b.Write(line)
-		if i < len(vectors)-1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
+		out = append(out, b)
 	}
-	b.WriteString("]}\n")
-	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
-		fail(err)
-	}
-	fmt.Printf("%s: %d vectors, %d bytes\n", name, len(vectors), b.Len())
-}
-
-func moduleVersions() map[string]string {
-	versions := map[string]string{}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if strings.HasPrefix(dep.Path, "k8s.io/") || dep.Path == "gopkg.in/inf.v0" || dep.Path == "github.com/fxamacker/cbor/v2" {
-				versions[dep.Path] = dep.Version
-			}
-		}
-	}
-	return versions
+	return out
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -108,15 +86,7 @@ func moduleVersions() map[string]string {
 
 func stringVectors() []map[string]any {
 	var inputs [][]byte
-	add := func(hexes ...string) {
-		for _, h := range hexes {
-			b, err := hex.DecodeString(strings.ReplaceAll(h, " ", ""))
-			if err != nil {
-				fail(err)
-			}
-			inputs = append(inputs, b)
-		}
-	}
+	add := func(hexes ...string) { inputs = append(inputs, hexInputs(hexes...)...) }
 	// Hand-picked: empty, ASCII, controls, the characters encoding/json escapes, BOM, every boundary of UTF-8.
 	add("", "61", "00", "7f", "0a0d09", "3c3e26", "22 5c 2f", "e2 80 a8", "e2 80 a9", "ef bb bf 61", "ef bb bf",
 		"c2 80", "df bf", "e0 a0 80", "ef bf bf", "f0 90 80 80", "f4 8f bf bf", "ed 9f bf", "ee 80 80",
