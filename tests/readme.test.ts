@@ -73,7 +73,10 @@ function expectedOutput(index: number): string[] {
   }
 }
 
-test("README: its TypeScript examples type-check and print what their events say, against a real server", async () => {
+// Type-checking and running examples in processes: seconds, near bun test's 5 s default on a busy machine.
+test("README: its TypeScript examples type-check and print what their events say, against a real server", {
+  timeout: 60_000,
+}, async () => {
   const examples = readmeExamples();
   assert.equal(examples.length, 3, "the README's ```ts examples that import watchwire");
   // Two levels below the root, so that "../../mod.ts" is the sources' entry point.
