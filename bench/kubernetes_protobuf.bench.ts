@@ -10,7 +10,9 @@
  * - `json` (baseline): `JsonWatchEventDecoderStream` (the foundation pipeline), events counted.
  * - `pb`: `KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects), events counted.
  * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
- * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object.
+ * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object;
+ *   and the whole event decoded in full vs in metadata mode, its object keeping a view of the frame or a copy of its
+ *   bytes (what metadata mode does for a frame inside one read and for one that spans reads).
  * - reference, `framing-only`: the same framing stage and stream delivery with no decoding at all (one small object
  *   per frame), each frame that spans reads copied into a buffer of its own as metadata mode must (its objects keep
  *   views of it): the floor under metadata mode. (Full mode reuses one buffer for those frames, so its floor is lower.)
@@ -27,8 +29,10 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 // The watchwire entry point's class: every built-in kind by default.
 import { KubernetesProtobufWatchDecoderStream } from "../src/builtin_defaults.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
+import { KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
+import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
-import { FrameSplitter } from "../src/framing/frame_splitter.ts";
+import { type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
 import { splitReads, streamOf } from "./data.ts";
 import {
@@ -130,6 +134,17 @@ for (const k of KINDS) {
   const decode = builtinDecoders.decoder(object.apiVersion, object.kind)!;
   const lineText = new TextDecoder().decode(line);
   const lines = Array.from({ length: 256 }, () => lineText.slice(0, -1));
+  // One frame's event (no prefix), decoded 256 times per run by a whole-event decoder in each mode.
+  const eventBytes = frame.subarray(4);
+  const fullReader = new KubernetesObjectReader(builtinDecoders, "full");
+  const metaReader = new KubernetesObjectReader(builtinDecoders, "metadata");
+  const coreEvents = (reader: KubernetesObjectReader, ownership: FrameOwnership) => () => {
+    let n = 0;
+    for (let i = 0; i < lines.length; i++) {
+      if (decodeWatchEventFrame(reader, eventBytes, 4, ownership).object !== undefined) n++;
+    }
+    return n;
+  };
   log(`${k.name}: ${events} events; JSON ${line.length} B/event, protobuf ${frame.length} B/event`);
   const cases: Case[] = [
     {
@@ -179,6 +194,11 @@ for (const k of KINDS) {
         return n;
       },
     },
+    // The event decoders without streams or framing: full, and metadata mode keeping a view of the frame (as for a
+    // frame inside one read, or in a buffer of its own) or a copy of its bytes (as for a frame that spans reads).
+    { name: "core-event-full", expect: lines.length, run: coreEvents(fullReader, "chunk") },
+    { name: "core-event-meta-view", expect: lines.length, run: coreEvents(metaReader, "own") },
+    { name: "core-event-meta-copy", expect: lines.length, run: coreEvents(metaReader, "borrowed") },
   ];
   const t = await measure(cases, OPTIONS);
   const ms = (c: string) => median(t[c]);
@@ -186,6 +206,17 @@ for (const k of KINDS) {
   const metaVsPb = pairedRatio(t, "pb", "pb-meta");
   const cores = pairedRatio(t, "core-json", "core-pb");
   const floor = pairedRatio(t, "pb", "framing-only");
+  const metaView = pairedRatio(t, "core-event-full", "core-event-meta-view");
+  const metaCopy = pairedRatio(t, "core-event-full", "core-event-meta-copy");
+  const coreRow = (label: string, k: string, ratio: string): string[] => [
+    label,
+    "",
+    fmt.rate(lines.length, ms(k)),
+    fmt.us(ms(k), lines.length),
+    ratio,
+    "",
+    "",
+  ];
   sections.push({
     title: `${k.name}: ${events} events; ${line.length} B of JSON, ${frame.length} B of protobuf per event`,
     columns: ["case", "MB/s (of its own input)", "events/s", "µs/event", "ratio (IQR)", "target", "met"],
@@ -244,6 +275,17 @@ for (const k of KINDS) {
         "",
         "",
       ],
+      coreRow("core, no streams: the whole event (`decodeWatchEventFrame`), full mode", "core-event-full", "1.00x"),
+      coreRow(
+        "core, no streams: the same in metadata mode, the object keeping a view of the frame",
+        "core-event-meta-view",
+        `${fmt.ratio(metaView)} vs full`,
+      ),
+      coreRow(
+        "core, no streams: the same in metadata mode, the object copying its bytes (a frame that spans reads)",
+        "core-event-meta-copy",
+        `${fmt.ratio(metaCopy)} vs full`,
+      ),
     ],
   });
   checks.push(ratioCheck(`k8s-protobuf/${k.file}/full-vs-json`, `protobuf vs JSON watch, ${k.name}`, vsJson, 1));
