@@ -147,16 +147,15 @@ const BENCHMARKS = [
       "`KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects; ≥ 1.0x events/s wanted) and the " +
       'same in `mode: "metadata"` (≥ 5x of full wanted). The core rows time `JSON.parse` of each line against the ' +
       "generated decoder of each object, without streams; the reference row is the same framing and stream delivery " +
-      "with nothing decoded, each frame that spans reads copied into a buffer of its own as metadata mode must: the floor " +
-      "under metadata mode (its ratio vs full bounds what metadata mode can reach; full mode assembles such frames in " +
-      "one reused buffer instead). The same object repeats, so the strings the protobuf decoder interns (ASCII up to " +
+      "with nothing decoded: the floor under both modes (its ratio vs full bounds what metadata mode can reach). The " +
+      "same object repeats, so the strings the protobuf decoder interns (ASCII up to " +
       "32 bytes, any up to 64) are found again every time: the best case for that cache, as for a stream of objects " +
       "that share names, labels, images and messages; a string of 33-64 bytes seen for the first time costs 40-60 ns " +
       "more than without the cache.",
       "The last three core rows decode the whole event (`decodeWatchEventFrame`, envelope included) without streams or " +
-      "framing: in full, and in metadata mode with the object keeping a view of the frame (what it does for a frame " +
-      "inside one read, when the object is at least a quarter of the read) or a copy of its bytes (what it does for a " +
-      "frame that spans reads, so that a kept object never keeps alive more than four times its size).",
+      "framing: in full, and in metadata mode with the object keeping a view of the frame or a copy of its bytes. " +
+      "Metadata mode keeps views of the reads that hold a frame when they are at most four times the object's size " +
+      "plus 32 KiB, else a copy, so that a kept object never keeps alive more than that.",
     ],
   },
   {

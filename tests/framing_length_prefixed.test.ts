@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
 import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
-import { type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
+import { type FrameOwnership, FrameSplitter, MAX_FRAME_PIECES } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";
 
 const decode = (options: { maxMessageBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
@@ -218,4 +218,58 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
     { numRuns: 300 },
   );
   assert.throws(() => new FrameSplitter({ flagged: false, reuseBufferUpTo: -1 }), RangeError);
+});
+
+test("frame splitter: keepPieces hands on the views of the chunks that hold a frame assembled in the reused buffer", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 400 }),
+      (lengths, sizes, shared, reuseUpTo) => {
+        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
+        const input = encodeLengthPrefixed(messages);
+        // Chunks in buffers of their own, or views of one buffer (pieces that follow each other are then joined).
+        const chunks: Uint8Array[] = [];
+        for (let at = 0, k = 0; at < input.length; k++) {
+          const n = sizes[k % sizes.length];
+          chunks.push(shared ? input.subarray(at, at + n) : input.slice(at, at + n));
+          at += n;
+        }
+        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true });
+        const kept: { bytes: Uint8Array; pieces: readonly Uint8Array[] }[] = [];
+        for (const chunk of chunks) {
+          splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
+            if (ownership !== "borrowed") assert.equal(pieces, undefined, `no pieces for a frame that is ${ownership}`);
+            else if (pieces === undefined) {
+              assert.ok(!shared && data.length > MAX_FRAME_PIECES, "none only for a frame in too many pieces");
+            }
+            if (pieces !== undefined) kept.push({ bytes: data.slice(), pieces });
+          });
+        }
+        splitter.finish();
+        for (const { bytes, pieces } of kept) {
+          assert.deepEqual(Array.from(concat([...pieces])), Array.from(bytes), "the pieces hold the frame's bytes");
+          assert.ok(pieces.length <= MAX_FRAME_PIECES);
+          for (const piece of pieces) {
+            assert.ok(piece.length > 0, "no empty piece");
+            assert.ok(chunks.some((c) => c.buffer === piece.buffer), "a view of an input chunk");
+          }
+          if (shared) assert.equal(pieces.length, 1, "views that follow each other in one buffer are joined");
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+  // A frame spread over more than MAX_FRAME_PIECES chunks gets no pieces (the sink copies it instead).
+  const long = Uint8Array.from({ length: MAX_FRAME_PIECES + 10 }, (_, i) => i);
+  const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: 1024, keepPieces: true });
+  const seen: (readonly Uint8Array[] | undefined)[] = [];
+  for (const byte of encodeLengthPrefixed([long, Uint8Array.of(1, 2)])) {
+    splitter.push(Uint8Array.of(byte), (_data, _flag, _offset, _ownership, pieces) => seen.push(pieces));
+  }
+  assert.equal(seen.length, 2);
+  assert.equal(seen[0], undefined, `${MAX_FRAME_PIECES + 10} pieces: none`);
+  assert.equal(seen[1]?.length, 2, "the next frame, in two one-byte chunks, has its pieces again");
 });

@@ -16,6 +16,7 @@ import {
   ProtobufReader,
   type WatchEvent,
 } from "../mod.ts";
+import { keptPieces } from "../src/codec/kubernetes/decode_object.ts";
 import { assertSplitInvariant, bytewise, concat, cutsFor, drain, splitAt, streamOf } from "./_util.ts";
 import { type Bytes, envelope, framed, int, len, MAGIC, varint, watchEvent } from "./_protobuf.ts";
 
@@ -443,16 +444,20 @@ test("k8s protobuf watch: metadata mode decodes metadata only; decode() gives th
   assert.ok(!(values[4].object instanceof KubernetesProtobufObject));
 });
 
-test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of at most four times their size", async () => {
+/** What a kept object may keep alive: four times its size plus 32 KiB (a small copy keeps a 32 KiB block). */
+const keptBound = (o: KubernetesProtobufObject) => 4 * o.raw.length + 32 * 1024;
+
+test("k8s protobuf watch: lazy objects keep views of at most four times their size plus 32 KiB, else copies", async () => {
   const input = framed(...sequence);
-  // Frames inside one chunk: each object copies its raw bytes, a small one into a shared 32 KiB block.
+  // Frames inside one small chunk: each object keeps a view of it (it keeps alive less than the bound).
   const { values } = await drain(fused({ mode: "metadata" })(streamOf([input])));
   for (const event of values.slice(0, 4)) {
     const o = event.object as KubernetesProtobufObject;
-    assert.ok(o.raw.buffer.byteLength <= 32 * 1024, "at most a 32 KiB block kept alive");
-    assert.notEqual(o.raw.buffer, input.buffer);
+    assert.equal(o.raw.buffer, input.buffer, "a view of the chunk");
+    assert.ok(o.raw.buffer.byteLength <= keptBound(o));
   }
-  // Many objects, blocks filling up one after another: every copy stays intact (a block is never written again).
+  // Many objects in one large chunk: each copies its bytes into a shared 32 KiB block, blocks filling up one after
+  // another, and every copy stays intact (a block is never written again).
   const many = framed(...Array.from({ length: 2000 }, (_, i) => sequence[i % 4]));
   const kept = await drain(fused({ mode: "metadata" })(streamOf([many])));
   const full = await drain(fused({})(streamOf([many])));
@@ -460,27 +465,29 @@ test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of a
   const blocks = new Set<ArrayBufferLike>();
   for (let i = 0; i < 2000; i++) {
     const o = kept.values[i].object as KubernetesProtobufObject;
+    assert.notEqual(o.raw.buffer, many.buffer);
+    assert.equal(o.raw.buffer.byteLength, 32 * 1024, "a shared block");
     blocks.add(o.raw.buffer);
     assert.deepEqual(o.decode(), full.values[i].object, `object ${i}`);
   }
   assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} blocks`);
-  // A large object (over 8 KiB) in a chunk more than four times its size gets a buffer of exactly its size.
+  // A large object (over 8 KiB) in a chunk larger than the bound gets a buffer of exactly its size.
   const bigLabel = "x".repeat(9000);
   const big = envelope("example.com/v1", "Widget", [...len(1, meta("big", "9")), ...len(2, len(1, bigLabel))]);
   const padding = framed(...Array.from({ length: 40 }, () => watchEvent("ADDED", big)));
   const bigChunk = concat([framed(watchEvent("ADDED", big)), padding]);
   const bigRun = await drain(fused({ mode: "metadata" })(streamOf([bigChunk])));
   const bigObject = bigRun.values[0].object as KubernetesProtobufObject;
-  assert.ok(bigChunk.length > 4 * bigObject.raw.length);
+  assert.ok(bigChunk.length > keptBound(bigObject));
   assert.equal(bigObject.raw.buffer.byteLength, bigObject.raw.length);
   assert.notEqual(bigObject.raw.buffer, bigChunk.buffer);
-  // One that is at least a quarter of its chunk keeps a view of the chunk: at most four times its size kept alive.
+  // One whose chunk is within the bound keeps a view of the chunk.
   const quarterChunk = framed(...Array.from({ length: 3 }, () => watchEvent("ADDED", big)));
   const quarterRun = await drain(fused({ mode: "metadata" })(streamOf([quarterChunk])));
   for (const event of quarterRun.values) {
     const o = event.object as KubernetesProtobufObject;
     assert.equal(o.raw.buffer, quarterChunk.buffer, "a view of the chunk");
-    assert.ok(o.raw.buffer.byteLength <= 4 * o.raw.length);
+    assert.ok(o.raw.buffer.byteLength <= keptBound(o));
     assert.deepEqual(o.metadata, { name: "big", resourceVersion: "9" });
   }
   // The same through the frames-to-events stage, and never for bytes a caller lends (decodeKubernetesProtobufObject).
@@ -496,9 +503,9 @@ test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of a
   const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata" }) as unknown as KubernetesProtobufObject;
   assert.notEqual(lent.raw.buffer, bigBytes.buffer);
   assert.equal(lent.raw.buffer.byteLength, lent.raw.length);
-  // Frames that span chunks: a small one (<= 8 KiB) is assembled in the framing's reused buffer and its object copies
-  // its bytes into a shared block; a larger one is copied once by the framing and its object keeps a view of that
-  // frame only. Every object stays intact while later frames go through the reused buffer.
+  // Frames that span chunks of one byte each: too many pieces to keep as views, so each is assembled in the framing's
+  // reused buffer and its object copies its bytes, a small one into a shared block, a large one into a buffer of its
+  // own. Every object stays intact while later frames go through the reused buffer.
   const reference = (await drain(fused({})(streamOf([framed(...sequence)])))).values;
   const bigEvent = watchEvent("ADDED", big);
   const mixed = framed(...sequence, bigEvent, ...sequence, bigEvent);
@@ -515,11 +522,112 @@ test("k8s protobuf watch: lazy objects keep copies of their bytes, or views of a
       assert.ok(o.raw.buffer.byteLength <= 32 * 1024, "a small object: a copy in a shared block");
       assert.deepEqual(o.decode(), reference[k].object, `object ${i}`);
     } else {
-      assert.equal(o.raw.buffer.byteLength, bigEvent.length, "a large one: a view of its own frame");
+      assert.equal(o.raw.buffer.byteLength, o.raw.length, "a large one: a copy of its own");
       assert.deepEqual(o.metadata, { name: "big", resourceVersion: "9" });
     }
   }
   assert.equal(blocksOfSmall.size, 1, "the small copies share a block");
+});
+
+test("k8s protobuf watch: an object whose frame spans chunks keeps views of them within the bound, else a copy", async () => {
+  // Two ~20 KB Widgets with annotations (a lazy collection), each frame spanning two reads.
+  const annotations = { "example.com/one": "1", "example.com/two": "t".repeat(300) };
+  const body = (name: string, fill: string) =>
+    envelope("example.com/v1", "Widget", [
+      ...len(1, meta(name, "9", "default", annotations)),
+      ...len(2, [...int(1, 3), ...len(2, fill.repeat(20_000))]),
+    ]);
+  const input = framed(watchEvent("ADDED", body("first", "a")), watchEvent("MODIFIED", body("second", "b")));
+  const cuts = [10_000, 30_000];
+  const reference = (await drain(fused()(streamOf(splitAt(input, cuts))))).values;
+  // Each read in a buffer of its own (30 KB at most: within four times 20 KB plus 32 KiB), or inside a 1 MiB buffer.
+  const ownBuffers = () => splitAt(input, cuts);
+  const inLargeBuffers = () =>
+    splitAt(input, cuts).map((read) => {
+      const buffer = new Uint8Array(1 << 20);
+      buffer.set(read, 100);
+      return buffer.subarray(100, 100 + read.length);
+    });
+  for (const [reads, views] of [[ownBuffers, true], [inLargeBuffers, false]] as const) {
+    const chunks = reads();
+    const { values, error } = await drain(fused({ mode: "metadata" })(streamOf(chunks)));
+    assert.equal(error, undefined);
+    assert.equal(values.length, 2);
+    const objects = values.map((e) => e.object as KubernetesProtobufObject);
+    // Read after both frames went through the framing's reused buffer: the metadata, lazy annotations included.
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(objects[i].metadata, (reference[i].object as JsonObject).metadata, `object ${i}`);
+    }
+    // Writing to the reads after the fact shows whether the objects kept views of them (only a probe: chunks are not
+    // to be written once handed over). `raw` is joined on first read, so it is read only after the writes.
+    for (const chunk of chunks) chunk.fill(0x55);
+    for (let i = 0; i < 2; i++) {
+      const raw = objects[i].raw;
+      assert.equal(raw.length > 20_000, true);
+      assert.equal(
+        raw.every((b) => b === 0x55),
+        views,
+        views ? `object ${i}: views of the reads` : `object ${i}: a copy`,
+      );
+    }
+  }
+  // Untouched reads: decode() gives the full decoding, for views and copies alike.
+  for (const reads of [ownBuffers, inLargeBuffers]) {
+    const { values } = await drain(fused({ mode: "metadata" })(streamOf(reads())));
+    values.forEach((e, i) => assert.deepEqual((e.object as KubernetesProtobufObject).decode(), reference[i].object));
+  }
+});
+
+test("k8s protobuf watch: the pieces an object keeps are its bytes, and keep alive at most four times it plus 32 KiB", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ length: fc.integer({ min: 1, max: 40_000 }), buffer: fc.nat(3) }), {
+        minLength: 1,
+        maxLength: 6,
+      }),
+      fc.array(fc.nat(60_000), { minLength: 4, maxLength: 4 }),
+      fc.nat(),
+      fc.nat(),
+      (specs, slack, a, b) => {
+        // Pieces laid out in up to four buffers (so some share one, with gaps between them), each buffer with slack.
+        const sizes = [0, 1, 2, 3].map((k) =>
+          specs.filter((p) => p.buffer === k).reduce((sum, p) => sum + p.length + 1, 0) + slack[k]
+        );
+        const buffers = sizes.map((size) => new Uint8Array(size));
+        const used = [0, 0, 0, 0];
+        const pieces: Uint8Array[] = [];
+        let n = 0;
+        for (const spec of specs) {
+          const piece = buffers[spec.buffer].subarray(used[spec.buffer], used[spec.buffer] + spec.length);
+          used[spec.buffer] += spec.length + 1;
+          for (let k = 0; k < piece.length; k++) piece[k] = (n + k) & 0xff;
+          n += piece.length;
+          pieces.push(piece);
+        }
+        const start = a % n;
+        const end = start + 1 + (b % (n - start));
+        const kept = keptPieces(pieces, start, end);
+        // The buffers of the pieces that hold a byte of [start..end): what views of them keep alive.
+        const touched = new Set(
+          pieces.filter((p, i) => {
+            const at = pieces.slice(0, i).reduce((sum, q) => sum + q.length, 0);
+            return at < end && at + p.length > start;
+          }).map((p) => p.buffer),
+        );
+        const pinned = [...touched].reduce((sum, buffer) => sum + buffer.byteLength, 0);
+        if (pinned > 4 * (end - start) + 32 * 1024) {
+          assert.equal(kept, undefined);
+          return;
+        }
+        assert.ok(kept !== undefined);
+        const joined = concat(kept);
+        assert.equal(joined.length, end - start);
+        assert.ok(joined.every((byte, k) => byte === ((start + k) & 0xff)), "the bytes of [start..end)");
+        for (const view of kept) assert.ok(touched.has(view.buffer), "a view of one of the pieces");
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
 
 test("k8s protobuf watch: a lazy object's decoding fault has its offset in the stream", async () => {

@@ -39,7 +39,17 @@ export interface FrameSplitterOptions {
    * smaller of this option and `maxMessageBytes`: it never exceeds either).
    */
   reuseBufferUpTo?: number | undefined;
+  /**
+   * With `reuseBufferUpTo`: also hand the sink, for each frame assembled in the reused buffer, the views of the input
+   * chunks it was assembled from (its 5th argument), for a sink that may keep a frame's bytes without copying them
+   * (input chunks are not written once handed over, as Web Streams have it). Views of one buffer that follow each
+   * other are joined into one; a frame made of more than {@linkcode MAX_FRAME_PIECES} pieces gets none.
+   */
+  keepPieces?: boolean | undefined;
 }
+
+/** The most pieces {@linkcode FrameSplitter} hands on for one frame (`keepPieces`); a frame in more has none. */
+export const MAX_FRAME_PIECES = 64;
 
 /**
  * Who may use a frame's bytes besides its sink, which decides what a decoder that keeps objects as bytes (Kubernetes
@@ -68,8 +78,17 @@ export interface FrameSplitterOptions {
  */
 export type FrameOwnership = "own" | "chunk" | "borrowed";
 
-/** Receives one frame: its bytes, its flag (0 when unflagged), the input offset of its prefix, and who owns `data`. */
-export type FrameSink = (data: Uint8Array, flag: number, offset: number, ownership: FrameOwnership) => void;
+/**
+ * Receives one frame: its bytes, its flag (0 when unflagged), the input offset of its prefix, who owns `data`, and
+ * (with `keepPieces`, for a frame assembled in the reused buffer) the views of the input chunks that hold its bytes.
+ */
+export type FrameSink = (
+  data: Uint8Array,
+  flag: number,
+  offset: number,
+  ownership: FrameOwnership,
+  pieces?: readonly Uint8Array[],
+) => void;
 
 /** The least a reused assembly buffer is allocated at, so that slowly growing frames do not reallocate it each time. */
 const MIN_REUSED_BUFFER = 64 * 1024;
@@ -106,6 +125,9 @@ export class FrameSplitter {
   #reused: Uint8Array | undefined;
   /** Whether {@linkcode #body} is a view of {@linkcode #reused}. */
   #bodyReused = false;
+  readonly #keepPieces: boolean;
+  /** With `keepPieces`: the views of the input that hold the frame being assembled in the reused buffer. */
+  #pieces: Uint8Array[] | undefined;
 
   constructor(options: FrameSplitterOptions) {
     const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -121,6 +143,7 @@ export class FrameSplitter {
     }
     // Never above the frame limit: the reused buffer is never larger than a frame may be.
     this.#reuseUpTo = Math.min(reuseUpTo, max);
+    this.#keepPieces = options.keepPieces ?? false;
   }
 
   /** Bytes consumed so far. */
@@ -139,15 +162,20 @@ export class FrameSplitter {
       const need = body.length - this.#filled;
       if (n < need) {
         body.set(chunk, this.#filled);
+        if (this.#pieces !== undefined) this.#addPiece(chunk);
         this.#filled += n;
         this.#offset += n;
         return;
       }
-      body.set(need === n ? chunk : chunk.subarray(0, need), this.#filled);
+      const last = need === n ? chunk : chunk.subarray(0, need);
+      body.set(last, this.#filled);
+      if (this.#pieces !== undefined) this.#addPiece(last);
+      const pieces = this.#pieces;
       this.#body = undefined;
+      this.#pieces = undefined;
       this.#filled = 0;
       i = need;
-      sink(body, this.#flag, this.#frameStart, this.#bodyReused ? "borrowed" : "own");
+      sink(body, this.#flag, this.#frameStart, this.#bodyReused ? "borrowed" : "own", pieces);
     }
     const p = this.#prefixLength;
     while (i < n) {
@@ -206,7 +234,12 @@ export class FrameSplitter {
         frame = new Uint8Array(length);
         this.#bodyReused = false;
       }
-      frame.set(chunk.subarray(i), 0);
+      const first = chunk.subarray(i);
+      frame.set(first, 0);
+      if (this.#bodyReused && this.#keepPieces) {
+        this.#pieces = [];
+        if (first.length > 0) this.#pieces.push(first);
+      }
       this.#body = frame;
       this.#filled = n - i;
       this.#flag = flag;
@@ -214,6 +247,20 @@ export class FrameSplitter {
       i = n;
     }
     this.#offset += n;
+  }
+
+  /** Adds a view of the input to {@linkcode #pieces}: joined to the last one when it follows it in one buffer. */
+  #addPiece(view: Uint8Array): void {
+    const pieces = this.#pieces!;
+    const k = pieces.length - 1;
+    const last = pieces[k];
+    if (last !== undefined && last.buffer === view.buffer && last.byteOffset + last.length === view.byteOffset) {
+      pieces[k] = new Uint8Array(last.buffer, last.byteOffset, last.length + view.length);
+    } else if (pieces.length === MAX_FRAME_PIECES) {
+      this.#pieces = undefined; // too many to be worth keeping: the sink copies the frame instead
+    } else {
+      pieces.push(view);
+    }
   }
 
   /** The input has ended: throws `TRUNCATED` (at the unfinished frame's prefix) if it ended inside a frame. */

@@ -13,7 +13,7 @@ import { parseKubernetesEnvelope } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
 import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
-import { BytePool } from "./byte_pool.ts";
+import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -192,8 +192,37 @@ function lazyObjectMeta(
 // Who may use a frame's bytes besides its decoder: defined with the framing, which hands frames over.
 export type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
-/** What a kept view may keep alive, per byte of its own: see {@linkcode FrameOwnership}. */
-const MAX_KEPT_PER_BYTE = 4;
+/**
+ * Whether an object of `size` bytes may keep its bytes as views that keep `pinned` bytes alive: the bound on what a
+ * kept object keeps alive is four times its size plus 32 KiB, whether it keeps a view of an input chunk, views of the
+ * chunks its frame spans, or a copy (a small copy keeps a {@linkcode BytePool} block of 32 KiB alive).
+ */
+export function mayKeepViews(size: number, pinned: number): boolean {
+  return pinned <= size * 4 + POOL_BLOCK_BYTES;
+}
+
+/**
+ * The views of `pieces` (the input views that hold a frame, in order) that hold the frame's bytes `[start..end)`, or
+ * `undefined` if keeping them would keep alive more than {@linkcode mayKeepViews} allows.
+ */
+export function keptPieces(pieces: readonly Uint8Array[], start: number, end: number): Uint8Array[] | undefined {
+  const kept: Uint8Array[] = [];
+  const buffers: ArrayBufferLike[] = [];
+  let pinned = 0;
+  let at = 0;
+  for (const piece of pieces) {
+    const from = Math.max(start, at);
+    const to = Math.min(end, at + piece.length);
+    at += piece.length;
+    if (from >= to) continue;
+    kept.push(piece.subarray(from - (at - piece.length), to - (at - piece.length)));
+    if (!buffers.includes(piece.buffer)) {
+      buffers.push(piece.buffer);
+      pinned += piece.buffer.byteLength;
+    }
+  }
+  return mayKeepViews(end - start, pinned) ? kept : undefined;
+}
 
 /** `mode`, checked (`"full"` when undefined); a RangeError for anything but `"full"` and `"metadata"`. */
 export function checkMode(mode: KubernetesProtobufMode | undefined): KubernetesProtobufMode {
@@ -236,6 +265,7 @@ export class KubernetesObjectReader {
     baseOffset: number,
     full: boolean,
     ownership: FrameOwnership,
+    pieces?: readonly Uint8Array[],
   ): JsonObject {
     const envelope = parseKubernetesEnvelope(bytes, baseOffset, start, end);
     const { kind, apiVersion, rawStart, rawEnd, contentType } = envelope;
@@ -263,16 +293,27 @@ export class KubernetesObjectReader {
       return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
     }
     // Partial: metadata now, the bytes for later. A view of a chunk keeps the whole chunk alive (other events too)
-    // for as long as the object lives: taken only when the object's bytes are at least a quarter of the chunk's
-    // buffer (a 31 KB ConfigMap in a 64 KiB read), the bound BytePool's blocks keep too; otherwise a copy keeps just
-    // those (small ones in a shared 32 KiB block).
-    const raw = ownership === "own" ||
-        (ownership === "chunk" && (rawEnd - rawStart) * MAX_KEPT_PER_BYTE >= bytes.buffer.byteLength)
-      ? bytes.subarray(rawStart, rawEnd)
-      : this.#pool.copy(bytes, rawStart, rawEnd);
+    // for as long as the object lives, and views of the chunks a frame spans keep those: taken only within the bound
+    // of mayKeepViews (a 31 KB ConfigMap in one or two 64 KiB reads), else a copy keeps just those bytes (small ones
+    // in a shared 32 KiB block). A copy costs fresh memory, several times what decoding the metadata does.
+    const size = rawEnd - rawStart;
+    let raw: Uint8Array | readonly Uint8Array[];
+    let stable = true; // whether `bytes` outlive this call (else the metadata is decoded from a copy of its own)
+    if (ownership === "own" || (ownership === "chunk" && mayKeepViews(size, bytes.buffer.byteLength))) {
+      raw = bytes.subarray(rawStart, rawEnd);
+    } else {
+      const views = pieces === undefined ? undefined : keptPieces(pieces, rawStart, rawEnd);
+      if (views === undefined) raw = this.#pool.copy(bytes, rawStart, rawEnd);
+      else {
+        raw = views.length === 1 ? views[0] : views;
+        stable = false;
+      }
+    }
     const rawOffset = baseOffset + rawStart;
     const lazy = this.metadataOnly && metadataDecoder === objectMeta;
-    const metadata = this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy);
+    const metadata = stable
+      ? this.#metadata(raw as Uint8Array, rawOffset, metadataDecoder ?? objectMeta, lazy)
+      : this.#metadata(bytes.subarray(rawStart, rawEnd), rawOffset, metadataDecoder ?? objectMeta, lazy, this.#pool);
     return new KubernetesProtobufObject({
       kind,
       apiVersion,
@@ -285,9 +326,16 @@ export class KubernetesObjectReader {
 
   /**
    * `metadata` (field 1) of a top-level object's message `raw`; every other field skipped without being decoded.
-   * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}).
+   * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}). `copyFrom`: `raw`
+   * does not outlive this call, so a lazy ObjectMeta keeps a copy of its own message from this pool instead.
    */
-  #metadata(raw: Uint8Array, baseOffset: number, decode: ObjectDecoder, lazy: boolean): ObjectMeta {
+  #metadata(
+    raw: Uint8Array,
+    baseOffset: number,
+    decode: ObjectDecoder,
+    lazy: boolean,
+    copyFrom?: BytePool,
+  ): ObjectMeta {
     const c = new ProtobufCursor(raw, 0, baseOffset);
     const rawEnd = raw.length;
     let metadata: JsonObject | undefined;
@@ -314,6 +362,10 @@ export class KubernetesObjectReader {
     // Absent: what the full decoding makes of an empty one.
     if (start === -1) return decode(raw, raw.length, raw.length, {}, baseOffset) as ObjectMeta;
     if (!lazy) return decode(raw, start, end, metadata ?? {}, baseOffset) as ObjectMeta;
+    if (copyFrom !== undefined) {
+      const own = copyFrom.copy(raw, start, end);
+      return lazyObjectMeta(own, 0, own.length, baseOffset + start, decode);
+    }
     return lazyObjectMeta(raw, start, end, baseOffset, decode);
   }
 

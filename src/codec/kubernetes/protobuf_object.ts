@@ -28,8 +28,11 @@ export interface KubernetesProtobufObjectInit {
   kind: string;
   apiVersion: string;
   metadata: ObjectMeta;
-  /** The object's own protobuf message (`runtime.Unknown.raw`, without the `k8s\0` envelope). Not copied. */
-  raw: Uint8Array;
+  /**
+   * The object's own protobuf message (`runtime.Unknown.raw`, without the `k8s\0` envelope), or its pieces in order
+   * (views of the input chunks it spans), joined into one buffer when first needed. Not copied until then.
+   */
+  raw: Uint8Array | readonly Uint8Array[];
   /** Offset of `raw[0]` in the input it came from, for the offsets of errors of {@linkcode KubernetesProtobufObject.decode}. */
   rawOffset?: number;
   /** The decoder of the kind, if known. */
@@ -72,7 +75,8 @@ export class KubernetesProtobufObject {
   apiVersion: string;
   /** The object's `metadata` (field 1 of every top-level object), decoded as the full decoding would. */
   metadata: ObjectMeta;
-  readonly #raw: Uint8Array;
+  /** The message, or its pieces until they are first needed (then joined, once). */
+  #raw: Uint8Array | readonly Uint8Array[];
   readonly #rawOffset: number;
   readonly #decoder: ObjectDecoder | undefined;
   #decoded: JsonObject | undefined;
@@ -81,7 +85,7 @@ export class KubernetesProtobufObject {
     this.kind = init.kind;
     this.apiVersion = init.apiVersion;
     this.metadata = init.metadata;
-    this.#raw = init.raw;
+    this.#raw = init.raw instanceof Uint8Array ? init.raw : [...init.raw];
     this.#rawOffset = init.rawOffset ?? 0;
     this.#decoder = init.decoder;
   }
@@ -89,11 +93,23 @@ export class KubernetesProtobufObject {
   /**
    * The object's own protobuf message (`runtime.Unknown.raw`): a copy of its bytes (up to 8 KiB in a 32 KiB block
    * shared with other small copies of the same stream), or a view of a buffer that holds nothing but its watch event,
-   * or (in a watch stream) a view of the input chunk when the object is at least a quarter of it, so that keeping the
-   * object keeps alive at most a few times its own size. Do not modify it.
+   * or (in a watch stream) a view of the input chunk that holds it, or its pieces in the chunks it spans joined into a
+   * buffer of its own on first read; views only when the chunks are at most four times its size plus 32 KiB, so that
+   * keeping the object keeps alive at most that. Do not modify it.
    */
   get raw(): Uint8Array {
-    return this.#raw;
+    const raw = this.#raw;
+    if (raw instanceof Uint8Array) return raw;
+    let length = 0;
+    for (const piece of raw) length += piece.length;
+    const joined = new Uint8Array(length);
+    let at = 0;
+    for (const piece of raw) {
+      joined.set(piece, at);
+      at += piece.length;
+    }
+    this.#raw = joined;
+    return joined;
   }
 
   /** Whether the decoders know the kind, so that {@linkcode KubernetesProtobufObject.decode} can decode it. */
@@ -109,7 +125,8 @@ export class KubernetesProtobufObject {
   decode(): JsonObject | undefined {
     if (this.#decoded !== undefined || this.#decoder === undefined) return this.#decoded;
     const target: JsonObject = { kind: this.kind, apiVersion: this.apiVersion };
-    this.#decoded = this.#decoder(this.#raw, 0, this.#raw.length, target, this.#rawOffset);
+    const raw = this.raw;
+    this.#decoded = this.#decoder(raw, 0, raw.length, target, this.#rawOffset);
     return this.#decoded;
   }
 }

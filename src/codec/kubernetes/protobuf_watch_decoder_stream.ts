@@ -9,15 +9,14 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
-import { POOL_MAX_COPY_BYTES } from "./byte_pool.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
 import { KubernetesObjectReader } from "./decode_object.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
- * In full mode, frames up to this long that span input chunks are assembled in one buffer the stream reuses (and keeps
- * while it lives), longer ones each in a buffer of their own.
+ * Frames up to this long that span input chunks are assembled in one buffer the stream reuses (and keeps while it
+ * lives), longer ones each in a buffer of their own.
  */
 const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
 
@@ -48,18 +47,20 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
  * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
  * is copied once, after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix
- * otherwise): into a buffer the stream reuses when it is at most 256 KiB in full mode (full decoding keeps nothing of
- * it) or 8 KiB in metadata mode (its object copies its bytes), else into a buffer of its exact length.
+ * otherwise): into a buffer the stream reuses when it is at most 256 KiB (nothing keeps it), else into a buffer of its
+ * exact length.
  *
  * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
  * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
  * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes (metadata
  * mode, or a kind the decoders do not know) holds a view of its frame when the frame was copied into a buffer of its
- * own, a view of the input chunk when its bytes are at least a quarter of the chunk's `ArrayBuffer` (so it keeps alive
- * at most four times its size; chunks are not to be written once enqueued, as Web Streams have it), else (the reused
- * buffer included) a copy of its own bytes (up to 8 KiB in a 32 KiB block shared with other small copies, as Node's
- * `Buffer` pool does).
+ * own; else a view of the input chunk that holds its frame, or views of the chunks its frame spans (joined into one
+ * buffer when `raw` is first read), when those chunks' `ArrayBuffer`s are at most four times its size plus 32 KiB
+ * (chunks are not to be written once enqueued, as Web Streams have it); else a copy of its own bytes (up to 8 KiB in a
+ * 32 KiB block shared with other small copies, as Node's `Buffer` pool does). So a kept object keeps alive at most
+ * four times its size plus 32 KiB, and copies only when views would keep more: a copy costs fresh memory, which costs
+ * more than decoding the metadata.
  *
  * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
  * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a
@@ -84,10 +85,11 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
     const splitter = new FrameSplitter({
       flagged: false,
       maxMessageBytes: options.maxEventBytes,
-      // Full decoding keeps nothing of a frame's bytes (objects of unknown kinds copy theirs): frames that span reads
-      // can be assembled in one reused buffer. Metadata mode keeps each object's bytes: a small one (up to 8 KiB) as
-      // a copy in a shared block, cheaper than a buffer of its own; larger ones as views of their frames' own buffers.
-      reuseBufferUpTo: objects.metadataOnly ? POOL_MAX_COPY_BYTES : REUSED_FRAME_BUFFER_BYTES,
+      // Frames that span reads are assembled in one reused buffer: full decoding keeps nothing of a frame's bytes.
+      // An object kept as bytes (metadata mode, unknown kinds) keeps views of the reads that hold its frame when that
+      // keeps alive little enough, else a copy of its own: never the reused buffer.
+      reuseBufferUpTo: REUSED_FRAME_BUFFER_BYTES,
+      keepPieces: true,
     });
     // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
     const head = new Uint8Array(4);
@@ -102,8 +104,8 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
         try {
           // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or (full
           // mode) its reused buffer.
-          splitter.push(chunk, (frame, _flag, offset, ownership) => {
-            emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership) as WatchEvent<T>);
+          splitter.push(chunk, (frame, _flag, offset, ownership, pieces) => {
+            emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership, pieces) as WatchEvent<T>);
           });
         } catch (error) {
           if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(head)) {

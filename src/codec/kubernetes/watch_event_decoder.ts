@@ -43,8 +43,8 @@ export class KubernetesProtobufWatchEventDecoder {
    * The event of one frame (the message without its length prefix). `baseOffset` locates `frame[0]` in the input,
    * for the offsets of errors. `ownership`: who else may use the frame's bytes, which decides whether objects kept as
    * bytes (metadata mode, unknown kinds) keep a view of them or a copy: `"own"`, a buffer of its own that nothing
-   * else uses; `"chunk"`, part of a stream chunk handed over (a view when the object is at least a quarter of the
-   * chunk's buffer); `"borrowed"` (the default), the caller keeps them: always a copy.
+   * else uses; `"chunk"`, part of a stream chunk handed over (a view when the chunk's buffer is at most four times
+   * the object's size plus 32 KiB); `"borrowed"` (the default), the caller keeps them: always a copy.
    */
   decode(frame: Uint8Array, baseOffset = 0, ownership: FrameOwnership = "borrowed"): WatchEvent<unknown> {
     return decodeWatchEventFrame(this.#objects, frame, baseOffset, ownership);

@@ -25,6 +25,7 @@ export function decodeWatchEventFrame(
   frame: Uint8Array,
   baseOffset: number,
   ownership: FrameOwnership,
+  pieces?: readonly Uint8Array[],
 ): WatchEvent<unknown> {
   // A cursor rather than a ProtobufReader: it reads fields in place, without a view or a reader per field.
   const c = new ProtobufCursor(frame, 0, baseOffset);
@@ -89,7 +90,7 @@ export function decodeWatchEventFrame(
       `kubernetes protobuf watch: ${type} event has no object`,
     );
   }
-  const object = objects.read(frame, rawStart, rawEnd, baseOffset, type === "ERROR", ownership);
+  const object = objects.read(frame, rawStart, rawEnd, baseOffset, type === "ERROR", ownership, pieces);
   if (type === "BOOKMARK") {
     // As the JSON pipeline: what a BOOKMARK means is its resourceVersion.
     const metadata = (object as { metadata?: { resourceVersion?: unknown } }).metadata;
