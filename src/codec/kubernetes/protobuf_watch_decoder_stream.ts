@@ -102,8 +102,8 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
           headHave += take.length;
         }
         try {
-          // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or (full
-          // mode) its reused buffer.
+          // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or its
+          // reused buffer with the views of the reads that hold the frame.
           splitter.push(chunk, (frame, _flag, offset, ownership, pieces) => {
             emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership, pieces) as WatchEvent<T>);
           });
