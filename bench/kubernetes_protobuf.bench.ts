@@ -80,6 +80,7 @@ function repeat(unit: Uint8Array, times: number): Uint8Array {
  */
 class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes: number }> {
   constructor() {
+    // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: core.ts re-exports that module whole).
     const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: 256 * 1024, keepPieces: true });
     super({
       push(chunk, emit) {

@@ -169,6 +169,17 @@ test("length-prefixed: truncation at every point", async () => {
   }
 });
 
+/** `input` cut into chunks of `sizes[0]`, `sizes[1]`, ... (cycling), each a copy of its own, or (`views`) a view. */
+function cutInto(input: Uint8Array, sizes: number[], views: boolean): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (let at = 0, k = 0; at < input.length; k++) {
+    const n = sizes[k % sizes.length];
+    chunks.push(views ? input.subarray(at, at + n) : input.slice(at, at + n));
+    at += n;
+  }
+  return chunks;
+}
+
 test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size in one reused buffer", () => {
   fc.assert(
     fc.property(
@@ -179,12 +190,7 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
       (lengths, sizes, reuseUpTo, maxMessageBytes) => {
         const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
         const input = encodeLengthPrefixed(messages);
-        const chunks: Uint8Array[] = [];
-        for (let at = 0, k = 0; at < input.length; k++) {
-          const n = sizes[k % sizes.length];
-          chunks.push(input.slice(at, at + n));
-          at += n;
-        }
+        const chunks = cutInto(input, sizes, false);
         const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxMessageBytes });
         const got: { bytes: number[]; ownership: FrameOwnership; buffer: ArrayBufferLike; inChunk: boolean }[] = [];
         for (const chunk of chunks) {
@@ -231,12 +237,7 @@ test("frame splitter: keepPieces hands on the views of the chunks that hold a fr
         const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
         const input = encodeLengthPrefixed(messages);
         // Chunks in buffers of their own, or views of one buffer (pieces that follow each other are then joined).
-        const chunks: Uint8Array[] = [];
-        for (let at = 0, k = 0; at < input.length; k++) {
-          const n = sizes[k % sizes.length];
-          chunks.push(shared ? input.subarray(at, at + n) : input.slice(at, at + n));
-          at += n;
-        }
+        const chunks = cutInto(input, sizes, shared);
         const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true });
         const kept: { bytes: Uint8Array; pieces: readonly Uint8Array[] }[] = [];
         for (const chunk of chunks) {

@@ -209,13 +209,14 @@ export function keptPieces(pieces: readonly Uint8Array[], start: number, end: nu
   const kept: Uint8Array[] = [];
   const buffers: ArrayBufferLike[] = [];
   let pinned = 0;
-  let at = 0;
+  let at = 0; // where the piece starts in the frame
   for (const piece of pieces) {
     const from = Math.max(start, at);
     const to = Math.min(end, at + piece.length);
+    const pieceStart = at;
     at += piece.length;
     if (from >= to) continue;
-    kept.push(piece.subarray(from - (at - piece.length), to - (at - piece.length)));
+    kept.push(piece.subarray(from - pieceStart, to - pieceStart));
     if (!buffers.includes(piece.buffer)) {
       buffers.push(piece.buffer);
       pinned += piece.buffer.byteLength;
@@ -296,23 +297,18 @@ export class KubernetesObjectReader {
     // for as long as the object lives, and views of the chunks a frame spans keep those: taken only within the bound
     // of mayKeepViews (a 31 KB ConfigMap in one or two 64 KiB reads), else a copy keeps just those bytes (small ones
     // in a shared 32 KiB block). A copy costs fresh memory, several times what decoding the metadata does.
-    const size = rawEnd - rawStart;
     let raw: Uint8Array | readonly Uint8Array[];
-    let stable = true; // whether `bytes` outlive this call (else the metadata is decoded from a copy of its own)
-    if (ownership === "own" || (ownership === "chunk" && mayKeepViews(size, bytes.buffer.byteLength))) {
+    if (ownership === "own" || (ownership === "chunk" && mayKeepViews(rawEnd - rawStart, bytes.buffer.byteLength))) {
       raw = bytes.subarray(rawStart, rawEnd);
     } else {
       const views = pieces === undefined ? undefined : keptPieces(pieces, rawStart, rawEnd);
-      if (views === undefined) raw = this.#pool.copy(bytes, rawStart, rawEnd);
-      else {
-        raw = views.length === 1 ? views[0] : views;
-        stable = false;
-      }
+      raw = views === undefined ? this.#pool.copy(bytes, rawStart, rawEnd) : views.length === 1 ? views[0] : views;
     }
     const rawOffset = baseOffset + rawStart;
     const lazy = this.metadataOnly && metadataDecoder === objectMeta;
-    const metadata = stable
-      ? this.#metadata(raw as Uint8Array, rawOffset, metadataDecoder ?? objectMeta, lazy)
+    // Pieces are not contiguous: the metadata is read from the (borrowed) frame, a lazy one keeping a copy of its own.
+    const metadata = raw instanceof Uint8Array
+      ? this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy)
       : this.#metadata(bytes.subarray(rawStart, rawEnd), rawOffset, metadataDecoder ?? objectMeta, lazy, this.#pool);
     return new KubernetesProtobufObject({
       kind,

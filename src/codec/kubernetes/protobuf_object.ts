@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import type { ObjectMeta } from "../../events.ts";
 import type { JsonObject, ObjectDecoder } from "./registry.ts";
 
@@ -100,16 +101,7 @@ export class KubernetesProtobufObject {
   get raw(): Uint8Array {
     const raw = this.#raw;
     if (raw instanceof Uint8Array) return raw;
-    let length = 0;
-    for (const piece of raw) length += piece.length;
-    const joined = new Uint8Array(length);
-    let at = 0;
-    for (const piece of raw) {
-      joined.set(piece, at);
-      at += piece.length;
-    }
-    this.#raw = joined;
-    return joined;
+    return (this.#raw = concatBytes(raw));
   }
 
   /** Whether the decoders know the kind, so that {@linkcode KubernetesProtobufObject.decode} can decode it. */
