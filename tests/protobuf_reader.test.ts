@@ -239,7 +239,7 @@ test("protobuf: a group (proto2) is returned by tag() and skipped whole by skip(
     node: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       // (Field numbers below those of the two known fields.)
-      fc.array(fieldArb.filter((f) => f.n < KNOWN_VARINT), { maxLength: 4 }).map(encodeFields),
+      fc.array(fieldArb.filter((f) => f.n < KNOWN_LEN), { maxLength: 4 }).map(encodeFields),
       fc.tuple(fc.integer({ min: 1, max: 2 ** 29 - 1 }), fc.array(tie("node"), { maxLength: 3 })).map(([n, parts]) =>
         group(n, Uint8Array.from(parts.flatMap((p) => Array.from(p))))
       ),
