@@ -216,13 +216,15 @@ export function keptPieces(pieces: readonly Uint8Array[], start: number, end: nu
     const pieceStart = at;
     at += piece.length;
     if (from >= to) continue;
-    kept.push(piece.subarray(from - pieceStart, to - pieceStart));
     if (!buffers.includes(piece.buffer)) {
       buffers.push(piece.buffer);
       pinned += piece.buffer.byteLength;
+      // What is pinned only grows: refused as soon as it is over the bound, before any more views are made.
+      if (!mayKeepViews(end - start, pinned)) return undefined;
     }
+    kept.push(piece.subarray(from - pieceStart, to - pieceStart));
   }
-  return mayKeepViews(end - start, pinned) ? kept : undefined;
+  return kept;
 }
 
 /** `mode`, checked (`"full"` when undefined); a RangeError for anything but `"full"` and `"metadata"`. */

@@ -31,7 +31,8 @@ export interface KubernetesProtobufObjectInit {
   metadata: ObjectMeta;
   /**
    * The object's own protobuf message (`runtime.Unknown.raw`, without the `k8s\0` envelope), or its pieces in order
-   * (views of the input chunks it spans), joined into one buffer when first needed. Not copied until then.
+   * (views of the input chunks it spans), joined into one buffer when first needed. Neither the bytes nor the array
+   * of pieces is copied (as for any view: do not modify them afterwards).
    */
   raw: Uint8Array | readonly Uint8Array[];
   /** Offset of `raw[0]` in the input it came from, for the offsets of errors of {@linkcode KubernetesProtobufObject.decode}. */
@@ -86,7 +87,7 @@ export class KubernetesProtobufObject {
     this.kind = init.kind;
     this.apiVersion = init.apiVersion;
     this.metadata = init.metadata;
-    this.#raw = init.raw instanceof Uint8Array ? init.raw : [...init.raw];
+    this.#raw = init.raw;
     this.#rawOffset = init.rawOffset ?? 0;
     this.#decoder = init.decoder;
   }
