@@ -88,7 +88,12 @@ for (const bundler of ["esbuild", "bun"] as const) {
       assert.ok(!holds("main-ndjson", CORE) && !holds("main-ndjson", APPS), "main-ndjson: no generated decoders");
       assert.ok(holds("main-default", CORE) && holds("main-default", APPS), "main-default: every group/version");
       const size = (name: string) => out[name].text.length;
-      assert.ok(size("core-json") * 4 < size("core-corev1"), `core-json ${size("core-json")} B`);
+      // core/v1's generated decoders are most of a bundle that has them: more than twice the rest (decodeWatchResponse's
+      // JSON and protobuf pipelines without any generated decoder: ~44 KB minified).
+      assert.ok(
+        size("core-corev1") - size("core-json") > 2 * size("core-json"),
+        `core-json ${size("core-json")} B, core-corev1 ${size("core-corev1")} B`,
+      );
       assert.ok(size("core-corev1") * 1.5 < size("main-default"), `core/v1 ${size("core-corev1")} B`);
 
       // The bundles run. core/v1's decodes Pods in full.

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
 import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
-import { type FrameOwnership, FrameSplitter, MAX_FRAME_PIECES } from "../src/framing/frame_splitter.ts";
+import { fillFrame, type FrameOwnership, FrameSplitter, MAX_FRAME_PIECES } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";
 
 const decode = (options: { maxMessageBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
@@ -192,7 +192,12 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
         const input = encodeLengthPrefixed(messages);
         const chunks = cutInto(input, sizes, false);
         const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxMessageBytes });
-        const got: { bytes: number[]; ownership: FrameOwnership; buffer: ArrayBufferLike; inChunk: boolean }[] = [];
+        const got: {
+          bytes: number[];
+          ownership: FrameOwnership | "unfilled";
+          buffer: ArrayBufferLike;
+          inChunk: boolean;
+        }[] = [];
         for (const chunk of chunks) {
           splitter.push(chunk, (data, _flag, _offset, ownership) => {
             got.push({
@@ -273,4 +278,77 @@ test("frame splitter: keepPieces hands on the views of the chunks that hold a fr
   assert.equal(seen.length, 2);
   assert.equal(seen[0], undefined, `${MAX_FRAME_PIECES + 10} pieces: none`);
   assert.equal(seen[1]?.length, 2, "the next frame, in two one-byte chunks, has its pieces again");
+});
+
+test("frame splitter: deferSpanning hands a frame for the reused buffer on unfilled, its bytes in its pieces", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 400 }),
+      (lengths, sizes, shared, reuseUpTo) => {
+        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
+        const input = encodeLengthPrefixed(messages);
+        const chunks = cutInto(input, sizes, shared);
+        const options = { flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true, deferSpanning: true };
+        const splitter = new FrameSplitter(options);
+        const got: number[][] = [];
+        for (const chunk of chunks) {
+          splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
+            if (ownership === "unfilled") {
+              assert.ok(pieces !== undefined && pieces.length <= MAX_FRAME_PIECES, "an unfilled frame has its pieces");
+              assert.ok(data.length <= reuseUpTo, "only frames for the reused buffer are deferred");
+              assert.deepEqual(Array.from(concat([...pieces])), Array.from(fillFrame(data, pieces)));
+            } else if (ownership === "borrowed") {
+              assert.equal(pieces, undefined, "a frame for the reused buffer is copied only when in too many pieces");
+              assert.ok(!shared && data.length > MAX_FRAME_PIECES);
+            }
+            got.push(Array.from(data));
+          });
+        }
+        splitter.finish();
+        assert.deepEqual(got, messages.map((m) => Array.from(m)), "every frame's bytes, once filled");
+      },
+    ),
+    { numRuns: 300 },
+  );
+  // Nothing is copied into the reused buffer until the sink fills it (a fresh buffer: zeros).
+  const frame = new Uint8Array(1000).fill(0xab);
+  const input = encodeLengthPrefixed([frame]);
+  const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: 4096, keepPieces: true, deferSpanning: true });
+  let seen = 0;
+  for (const chunk of splitAt(input, [300, 700])) {
+    splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
+      seen++;
+      assert.equal(ownership, "unfilled");
+      assert.ok(data.every((b) => b === 0), "not copied yet");
+      assert.equal(pieces?.length, 3);
+      assert.ok(fillFrame(data, pieces!).every((b) => b === 0xab));
+    });
+  }
+  assert.equal(seen, 1);
+  // A frame in more than MAX_FRAME_PIECES pieces is copied after all: "borrowed", whole.
+  const long = Uint8Array.from({ length: MAX_FRAME_PIECES + 10 }, (_, i) => i + 1);
+  const bytewiseSplitter = new FrameSplitter({
+    flagged: false,
+    reuseBufferUpTo: 1024,
+    keepPieces: true,
+    deferSpanning: true,
+  });
+  const frames: [FrameOwnership | "unfilled", number[]][] = [];
+  for (const byte of encodeLengthPrefixed([long, Uint8Array.of(1, 2)])) {
+    bytewiseSplitter.push(Uint8Array.of(byte), (data, _flag, _offset, ownership, pieces) => {
+      frames.push([ownership, Array.from(ownership === "unfilled" ? fillFrame(data, pieces!) : data)]);
+    });
+  }
+  assert.deepEqual(frames, [["borrowed", Array.from(long)], ["unfilled", [1, 2]]]);
+  // Without keepPieces there is nothing to defer to: frames are copied as they arrive.
+  const plain = new FrameSplitter({ flagged: false, reuseBufferUpTo: 4096, deferSpanning: true });
+  for (const chunk of splitAt(input, [300, 700])) {
+    plain.push(chunk, (data, _flag, _offset, ownership) => {
+      assert.equal(ownership, "borrowed");
+      assert.ok(data.every((b) => b === 0xab));
+    });
+  }
 });

@@ -16,8 +16,9 @@ import {
   ProtobufReader,
   type WatchEvent,
 } from "../mod.ts";
-import { keptPieces } from "../src/codec/kubernetes/decode_object.ts";
-import { assertSplitInvariant, bytewise, concat, cutsFor, drain, splitAt, streamOf } from "./_util.ts";
+import { keptPieces, KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
+import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
+import { assertSplitInvariant, bytewise, concat, cutsFor, drain, errorKey, splitAt, streamOf } from "./_util.ts";
 import { type Bytes, envelope, framed, int, len, MAGIC, varint, watchEvent } from "./_protobuf.ts";
 
 // ObjectMeta as Kubernetes numbers its fields (name 1, namespace 3, resourceVersion 6, annotations 12).
@@ -576,6 +577,93 @@ test("k8s protobuf watch: an object whose frame spans chunks keeps views of them
     const { values } = await drain(fused({ mode: "metadata" })(streamOf(reads())));
     values.forEach((e, i) => assert.deepEqual((e.object as KubernetesProtobufObject).decode(), reference[i].object));
   }
+});
+
+test("k8s protobuf watch: metadata mode reads a frame that spans reads from the reads, as it would the assembled frame", () => {
+  // The framing hands such a frame over "unfilled" (its bytes only in the reads' views): the usual shape is read from
+  // them, anything else from the frame assembled then. Either way, the result or the error is the assembled frame's.
+  const usual = (type: string, extra: Bytes = []) =>
+    watchEvent(type, envelope("example.com/v1", "Widget", widget("w", "3", 7, "c".repeat(500)), extra));
+  const annotated = envelope("example.com/v1", "Widget", [
+    ...len(1, meta("n", "4", "ns", { "a.io/x": "1", "a.io/y": "y".repeat(200) })),
+    ...len(2, [...int(1, 1), ...len(2, "d".repeat(900))]),
+    ...int(9, 1), // an unknown varint field, skipped
+    ...len(3, int(1, 1)),
+  ]);
+  const shapes: [string, Bytes, boolean][] = [
+    ["ADDED", usual("ADDED"), true],
+    ["MODIFIED, Go's empty contentEncoding and contentType", usual("MODIFIED", [...len(3, ""), ...len(4, "")]), true],
+    ["DELETED with lazy annotations, an unknown field", watchEvent("DELETED", annotated), true],
+    [
+      "an unknown kind",
+      watchEvent("ADDED", envelope("other.io/v2", "Thing", [...len(1, meta("t", "2")), ...len(5, "x".repeat(700))])),
+      true,
+    ],
+    ["BOOKMARK", watchEvent("BOOKMARK", envelope("example.com/v1", "Widget", len(1, meta("", "9")))), false],
+    ["ERROR", watchEvent("ERROR", envelope("v1", "Status", expiredStatus)), false],
+    ["a content type", usual("ADDED", len(4, "application/vnd.kubernetes.protobuf")), false],
+    ["an unknown WatchEvent field", [...usual("ADDED"), ...int(3, 1)], false],
+    [
+      "metadata twice (merged)",
+      watchEvent(
+        "ADDED",
+        envelope("example.com/v1", "Widget", [...widget("a", "1", 1, "x".repeat(300)), ...len(1, meta("b", "2"))]),
+      ),
+      false,
+    ],
+  ];
+  const objects = new KubernetesObjectReader(decoders, "metadata");
+  const outcome = (decode: () => WatchEvent<unknown>) => {
+    try {
+      return JSON.stringify(plain([decode()]));
+    } catch (error) {
+      return errorKey(error);
+    }
+  };
+  /** The outcome from the pieces of `bytes` cut at `cuts` (each in a buffer of its own: views within the bound) and
+   * from the assembled frame, and whether the frame was assembled after all. */
+  const both = (bytes: Uint8Array, cuts: number[]) => {
+    const pieces = splitAt(bytes, cuts);
+    const expected = outcome(() => decodeWatchEventFrame(objects, bytes.slice(), 100, "borrowed", pieces));
+    const unfilled = new Uint8Array(bytes.length).fill(0xee);
+    const got = outcome(() => decodeWatchEventFrame(objects, unfilled, 100, "unfilled", pieces));
+    return { got, expected, assembled: unfilled.some((b) => b !== 0xee) };
+  };
+  // The usual shapes, cut in the data after the metadata: read from the pieces, nothing assembled.
+  for (const [name, message, readInPlace] of shapes) {
+    if (!readInPlace) continue;
+    const { got, expected, assembled } = both(Uint8Array.from(message), [message.length - 200, message.length - 100]);
+    assert.equal(got, expected, name);
+    assert.ok(!assembled, `${name}: read from the pieces`);
+  }
+  // A fault in a lazy collection, thrown when it is first read: at the same offset either way.
+  const faulty = Uint8Array.from(watchEvent("DELETED", annotated));
+  const keyText = Array.from(new TextEncoder().encode("a.io/x")).join();
+  const key = faulty.findIndex((_, i) => Array.from(faulty.subarray(i, i + 6)).join() === keyText) - 2;
+  assert.deepEqual([faulty[key], faulty[key + 1]], [0x0a, 6], "the annotation's key field");
+  faulty[key] = (1 << 3) | 7; // wire type 7 does not exist
+  const fault = both(faulty, [9, faulty.length - 200]); // the metadata in the second piece, after "DELETED"
+  assert.match(String(fault.expected), /^MESSAGE_INVALID@\d+$/);
+  assert.equal(fault.got, fault.expected);
+  assert.ok(!fault.assembled, "a fault met only when the collection is read: read from the pieces");
+  fc.assert(
+    fc.property(
+      fc.nat(shapes.length - 1),
+      fc.array(fc.nat(), { minLength: 1, maxLength: 5 }),
+      fc.option(fc.tuple(fc.nat(), fc.nat(255)), { freq: 2 }),
+      (shape, cutSeeds, corruption) => {
+        const [name, message, readInPlace] = shapes[shape];
+        const bytes = Uint8Array.from(message);
+        if (corruption !== null) bytes[corruption[0] % bytes.length] = corruption[1];
+        const cuts = cutSeeds.map((c) => 1 + (c % (bytes.length - 1)));
+        const { got, expected, assembled } = both(bytes, cuts);
+        assert.equal(got, expected, name);
+        // A cut may fall inside what is read (then the frame is assembled); other shapes are always assembled.
+        if (corruption === null && !readInPlace) assert.ok(assembled, `${name}: assembled`);
+      },
+    ),
+    { numRuns: 400 },
+  );
 });
 
 test("k8s protobuf watch: the pieces an object keeps are its bytes, and keep alive at most four times it plus 32 KiB", () => {

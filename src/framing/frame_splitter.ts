@@ -46,6 +46,14 @@ export interface FrameSplitterOptions {
    * other are joined into one; a frame made of more than {@linkcode MAX_FRAME_PIECES} pieces gets none.
    */
   keepPieces?: boolean | undefined;
+  /**
+   * With `keepPieces`: a frame that goes to the reused buffer is not copied there as its chunks arrive. The sink gets
+   * it as `"unfilled"`: `data` is the reused buffer, not yet holding the frame, and `pieces` hold its bytes; the sink
+   * reads the pieces, or calls {@linkcode fillFrame} first. For a sink that reads a few bytes of most frames (Kubernetes
+   * metadata mode), the copy would cost more than its reading. A frame in more than {@linkcode MAX_FRAME_PIECES}
+   * pieces is copied after all, and handed on as `"borrowed"`.
+   */
+  deferSpanning?: boolean | undefined;
 }
 
 /** The most pieces {@linkcode FrameSplitter} hands on for one frame (`keepPieces`); a frame in more has none. */
@@ -86,9 +94,19 @@ export type FrameSink = (
   data: Uint8Array,
   flag: number,
   offset: number,
-  ownership: FrameOwnership,
+  ownership: FrameOwnership | "unfilled",
   pieces?: readonly Uint8Array[],
 ) => void;
+
+/** Copies `pieces` one after the other into `frame` (an `"unfilled"` frame: see `deferSpanning`); returns `frame`. */
+export function fillFrame(frame: Uint8Array, pieces: readonly Uint8Array[]): Uint8Array {
+  let at = 0;
+  for (const piece of pieces) {
+    frame.set(piece, at);
+    at += piece.length;
+  }
+  return frame;
+}
 
 /** The least a reused assembly buffer is allocated at, so that slowly growing frames do not reallocate it each time. */
 const MIN_REUSED_BUFFER = 64 * 1024;
@@ -128,6 +146,9 @@ export class FrameSplitter {
   readonly #keepPieces: boolean;
   /** With `keepPieces`: the views of the input that hold the frame being assembled in the reused buffer. */
   #pieces: Uint8Array[] | undefined;
+  readonly #deferSpanning: boolean;
+  /** Whether the frame being assembled is only in {@linkcode #pieces} so far (`deferSpanning`). */
+  #deferred = false;
 
   constructor(options: FrameSplitterOptions) {
     const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -144,6 +165,7 @@ export class FrameSplitter {
     // Never above the frame limit: the reused buffer is never larger than a frame may be.
     this.#reuseUpTo = Math.min(reuseUpTo, max);
     this.#keepPieces = options.keepPieces ?? false;
+    this.#deferSpanning = this.#keepPieces && (options.deferSpanning ?? false);
   }
 
   /** Bytes consumed so far. */
@@ -160,22 +182,25 @@ export class FrameSplitter {
     if (body !== undefined) {
       // The frame that began in an earlier chunk.
       const need = body.length - this.#filled;
+      // Pieces first: one too many copies the deferred ones (#addPiece), then this one is copied as usual.
       if (n < need) {
-        body.set(chunk, this.#filled);
         if (this.#pieces !== undefined) this.#addPiece(chunk);
+        if (!this.#deferred) body.set(chunk, this.#filled);
         this.#filled += n;
         this.#offset += n;
         return;
       }
       const last = need === n ? chunk : chunk.subarray(0, need);
-      body.set(last, this.#filled);
       if (this.#pieces !== undefined) this.#addPiece(last);
+      if (!this.#deferred) body.set(last, this.#filled);
       const pieces = this.#pieces;
+      const ownership = this.#deferred ? "unfilled" : this.#bodyReused ? "borrowed" : "own";
       this.#body = undefined;
       this.#pieces = undefined;
+      this.#deferred = false;
       this.#filled = 0;
       i = need;
-      sink(body, this.#flag, this.#frameStart, this.#bodyReused ? "borrowed" : "own", pieces);
+      sink(body, this.#flag, this.#frameStart, ownership, pieces);
     }
     const p = this.#prefixLength;
     while (i < n) {
@@ -235,11 +260,12 @@ export class FrameSplitter {
         this.#bodyReused = false;
       }
       const first = chunk.subarray(i);
-      frame.set(first, 0);
       if (this.#bodyReused && this.#keepPieces) {
         this.#pieces = [];
         if (first.length > 0) this.#pieces.push(first);
+        this.#deferred = this.#deferSpanning;
       }
+      if (!this.#deferred) frame.set(first, 0);
       this.#body = frame;
       this.#filled = n - i;
       this.#flag = flag;
@@ -257,7 +283,10 @@ export class FrameSplitter {
     if (last !== undefined && last.buffer === view.buffer && last.byteOffset + last.length === view.byteOffset) {
       pieces[k] = new Uint8Array(last.buffer, last.byteOffset, last.length + view.length);
     } else if (pieces.length === MAX_FRAME_PIECES) {
-      this.#pieces = undefined; // too many to be worth keeping: the sink copies the frame instead
+      // Too many to be worth keeping: the frame is copied after all (the sink copies what it keeps).
+      if (this.#deferred) fillFrame(this.#body!, pieces);
+      this.#deferred = false;
+      this.#pieces = undefined;
     } else {
       pieces.push(view);
     }

@@ -156,7 +156,7 @@ const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fr
  * still compares, copies and serializes as the fully decoded one. This needs the message in Go's order (ascending
  * field numbers, the collections after the scalars); otherwise everything is decoded now.
  */
-function lazyObjectMeta(
+export function lazyObjectMeta(
   raw: Uint8Array,
   start: number,
   end: number,

@@ -34,10 +34,21 @@ export function createKubernetesDecoders(groupVersions: Iterable<GroupVersionDec
       kinds.set(kind, { decode, metadata: meta === "list" ? listMeta : meta === "none" ? null : objectMeta });
     }
   }
+  // The kind looked up last: a watch is of one kind, and each event looks it up twice (decoder, metadata decoder).
+  let lastApiVersion = "";
+  let lastKind = "";
+  let last: KindDecoders | undefined;
+  const lookup = (apiVersion: string, kind: string): KindDecoders | undefined => {
+    if (kind === lastKind && apiVersion === lastApiVersion) return last;
+    last = byVersion.get(apiVersion)?.get(kind);
+    lastApiVersion = apiVersion;
+    lastKind = kind;
+    return last;
+  };
   return {
-    decoder: (apiVersion, kind) => byVersion.get(apiVersion)?.get(kind)?.decode,
+    decoder: (apiVersion, kind) => lookup(apiVersion, kind)?.decode,
     objectMeta,
-    metadataDecoder: (apiVersion, kind) => byVersion.get(apiVersion)?.get(kind)?.metadata,
+    metadataDecoder: (apiVersion, kind) => lookup(apiVersion, kind)?.metadata,
   };
 }
 

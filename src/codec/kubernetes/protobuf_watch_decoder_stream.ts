@@ -48,7 +48,9 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
  * is copied once, after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix
  * otherwise): into a buffer the stream reuses when it is at most 256 KiB (nothing keeps it), else into a buffer of its
- * exact length.
+ * exact length. In metadata mode such a frame of up to 256 KiB is not copied when it has the usual shape: what that
+ * mode reads of it (the event's type, the envelope, the tags and lengths of the object's fields, its metadata) is read
+ * from the input chunks themselves.
  *
  * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
  * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
@@ -90,6 +92,8 @@ export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
       // keeps alive little enough, else a copy of its own: never the reused buffer.
       reuseBufferUpTo: REUSED_FRAME_BUFFER_BYTES,
       keepPieces: true,
+      // Metadata mode reads a few bytes of most such frames: from the reads themselves, not from a copy of them all.
+      deferSpanning: objects.metadataOnly,
     });
     // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
     const head = new Uint8Array(4);
