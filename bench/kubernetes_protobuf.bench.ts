@@ -224,6 +224,16 @@ for (const k of KINDS) {
   const metaFloor = pairedRatio(t, "pb", "framing-only-meta");
   const metaView = pairedRatio(t, "core-event-full", "core-event-meta-view");
   const metaCopy = pairedRatio(t, "core-event-full", "core-event-meta-copy");
+  // A stream case's row (events of `body`), and a core case's row (one event per line).
+  const streamRow = (label: string, k: string, body: Uint8Array, ratio: string, target = "", met = ""): string[] => [
+    label,
+    fmt.mbps(body.length, ms(k)),
+    fmt.rate(events, ms(k)),
+    fmt.us(ms(k), events),
+    ratio,
+    target,
+    met,
+  ];
   const coreRow = (label: string, k: string, ratio: string): string[] => [
     label,
     "",
@@ -237,69 +247,37 @@ for (const k of KINDS) {
     title: `${k.name}: ${events} events; ${line.length} B of JSON, ${frame.length} B of protobuf per event`,
     columns: ["case", "MB/s (of its own input)", "events/s", "µs/event", "ratio (IQR)", "target", "met"],
     rows: [
-      [
-        "baseline: JSON watch, `JsonWatchEventDecoderStream`",
-        fmt.mbps(jsonBody.length, ms("json")),
-        fmt.rate(events, ms("json")),
-        fmt.us(ms("json"), events),
-        "1.00x",
-        "",
-        "",
-      ],
-      [
+      streamRow("baseline: JSON watch, `JsonWatchEventDecoderStream`", "json", jsonBody, "1.00x"),
+      streamRow(
         "protobuf watch, `KubernetesProtobufWatchDecoderStream` (full)",
-        fmt.mbps(pbBody.length, ms("pb")),
-        fmt.rate(events, ms("pb")),
-        fmt.us(ms("pb"), events),
+        "pb",
+        pbBody,
         `${fmt.ratio(vsJson)} vs JSON`,
         "≥ 1.0x",
         vsJson.median >= 1 ? "yes" : "**no**",
-      ],
-      [
+      ),
+      streamRow(
         'protobuf watch, `mode: "metadata"`',
-        fmt.mbps(pbBody.length, ms("pb-meta")),
-        fmt.rate(events, ms("pb-meta")),
-        fmt.us(ms("pb-meta"), events),
+        "pb-meta",
+        pbBody,
         `${fmt.ratio(metaVsPb)} vs full`,
         "≥ 5x",
         metaVsPb.median >= 5 ? "yes" : "**no**",
-      ],
-      [
+      ),
+      streamRow(
         "reference: framing + stream delivery, nothing decoded (the floor under full mode)",
-        fmt.mbps(pbBody.length, ms("framing-only")),
-        fmt.rate(events, ms("framing-only")),
-        fmt.us(ms("framing-only"), events),
+        "framing-only",
+        pbBody,
         `${fmt.ratio(floor)} vs full`,
-        "",
-        "",
-      ],
-      [
+      ),
+      streamRow(
         "reference: the same as metadata mode frames (frames that span reads not assembled): its floor",
-        fmt.mbps(pbBody.length, ms("framing-only-meta")),
-        fmt.rate(events, ms("framing-only-meta")),
-        fmt.us(ms("framing-only-meta"), events),
+        "framing-only-meta",
+        pbBody,
         `${fmt.ratio(metaFloor)} vs full`,
-        "",
-        "",
-      ],
-      [
-        "core, no streams: `JSON.parse` of each line",
-        "",
-        fmt.rate(lines.length, ms("core-json")),
-        fmt.us(ms("core-json"), lines.length),
-        "1.00x",
-        "",
-        "",
-      ],
-      [
-        "core, no streams: generated decoder of the object",
-        "",
-        fmt.rate(lines.length, ms("core-pb")),
-        fmt.us(ms("core-pb"), lines.length),
-        `${fmt.ratio(cores)} vs JSON.parse`,
-        "",
-        "",
-      ],
+      ),
+      coreRow("core, no streams: `JSON.parse` of each line", "core-json", "1.00x"),
+      coreRow("core, no streams: generated decoder of the object", "core-pb", `${fmt.ratio(cores)} vs JSON.parse`),
       coreRow("core, no streams: the whole event (`decodeWatchEventFrame`), full mode", "core-event-full", "1.00x"),
       coreRow(
         "core, no streams: the same in metadata mode, the object keeping a view of the frame",

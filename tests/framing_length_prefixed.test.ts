@@ -180,15 +180,22 @@ function cutInto(input: Uint8Array, sizes: number[], views: boolean): Uint8Array
   return chunks;
 }
 
+// The splitter properties' inputs: message lengths, chunk sizes, reuseBufferUpTo; and the messages of those lengths.
+const LENGTHS = fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 });
+const CHUNK_SIZES = fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 });
+const REUSE_UP_TO = fc.integer({ min: 0, max: 400 });
+const messagesOf = (lengths: number[]) =>
+  lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
+
 test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size in one reused buffer", () => {
   fc.assert(
     fc.property(
-      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
-      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
-      fc.integer({ min: 0, max: 400 }),
+      LENGTHS,
+      CHUNK_SIZES,
+      REUSE_UP_TO,
       fc.integer({ min: 300, max: 500 }),
       (lengths, sizes, reuseUpTo, maxMessageBytes) => {
-        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
+        const messages = messagesOf(lengths);
         const input = encodeLengthPrefixed(messages);
         const chunks = cutInto(input, sizes, false);
         const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxMessageBytes });
@@ -231,18 +238,20 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
   assert.throws(() => new FrameSplitter({ flagged: false, reuseBufferUpTo: -1 }), RangeError);
 });
 
+/**
+ * Messages of random lengths, framed and cut into random chunks: each in a buffer of its own, or (`shared`) views of
+ * one buffer, whose pieces that follow each other are then joined; and a random `reuseBufferUpTo`.
+ */
+const SPLITS = fc.tuple(LENGTHS, CHUNK_SIZES, fc.boolean(), REUSE_UP_TO).map(([lengths, sizes, shared, reuseUpTo]) => {
+  const messages = messagesOf(lengths);
+  return { messages, chunks: cutInto(encodeLengthPrefixed(messages), sizes, shared), shared, reuseUpTo };
+});
+
 test("frame splitter: keepPieces hands on the views of the chunks that hold a frame assembled in the reused buffer", () => {
   fc.assert(
     fc.property(
-      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
-      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
-      fc.boolean(),
-      fc.integer({ min: 0, max: 400 }),
-      (lengths, sizes, shared, reuseUpTo) => {
-        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
-        const input = encodeLengthPrefixed(messages);
-        // Chunks in buffers of their own, or views of one buffer (pieces that follow each other are then joined).
-        const chunks = cutInto(input, sizes, shared);
+      SPLITS,
+      ({ chunks, shared, reuseUpTo }) => {
         const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true });
         const kept: { bytes: Uint8Array; pieces: readonly Uint8Array[] }[] = [];
         for (const chunk of chunks) {
@@ -283,14 +292,8 @@ test("frame splitter: keepPieces hands on the views of the chunks that hold a fr
 test("frame splitter: deferSpanning hands a frame for the reused buffer on unfilled, its bytes in its pieces", () => {
   fc.assert(
     fc.property(
-      fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
-      fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 }),
-      fc.boolean(),
-      fc.integer({ min: 0, max: 400 }),
-      (lengths, sizes, shared, reuseUpTo) => {
-        const messages = lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
-        const input = encodeLengthPrefixed(messages);
-        const chunks = cutInto(input, sizes, shared);
+      SPLITS,
+      ({ messages, chunks, shared, reuseUpTo }) => {
         const options = { flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true, deferSpanning: true };
         const splitter = new FrameSplitter(options);
         const got: number[][] = [];
