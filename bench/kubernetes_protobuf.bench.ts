@@ -17,7 +17,7 @@
  *   per frame): the floor under full mode; `framing-only-meta`: the same with frames that span reads left in pieces,
  *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode.
  *
- * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 64; see
+ * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 128; see
  * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case.
  *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.

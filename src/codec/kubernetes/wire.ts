@@ -22,6 +22,8 @@ import type { JsonObject } from "./registry.ts";
 export type { JsonObject };
 
 const TWO_32 = 4294967296;
+/** Strings a cursor reads before it compares interned ones by words (see `Cursor.str`). */
+const WORDS_AFTER = 8;
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
@@ -37,21 +39,32 @@ export class Cursor extends ProtobufCursor {
     this.lazyJson = lazyJson;
   }
 
+  /**
+   * `b` as a DataView, for comparing interned strings four bytes at a time: made once this cursor has read a few
+   * strings (a decoder that reads only a handful, as metadata mode's, would pay more for it than it saves).
+   */
+  #words: DataView | undefined;
+  #strings = 0;
+
   /** A string as Go's `encoding/json` prints it (invalid UTF-8 bytes become U+FFFD one by one). */
   str(end: number): string {
     const b = this.b;
     const p = this.pos;
+    let words = this.#words;
+    if (words === undefined && ++this.#strings > WORDS_AFTER) {
+      words = this.#words = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
     // A length of one byte, inline (most strings are shorter than 128 bytes).
     if (p < end) {
       const x = b[p];
       if (x < 0x80 && x < end - p) {
         const e = p + 1 + x;
         this.pos = e;
-        return readGoString(b, p + 1, e);
+        return readGoString(b, p + 1, e, words);
       }
     }
     const e = this.len(end);
-    const s = readGoString(b, this.pos, e);
+    const s = readGoString(b, this.pos, e, words);
     this.pos = e;
     return s;
   }

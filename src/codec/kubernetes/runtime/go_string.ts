@@ -16,11 +16,12 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 // then costs a hash and a compare instead of building a string. A colliding string replaces the entry.
 // - ASCII strings of 1-32 bytes: on V8 building them with String.fromCharCode beats TextDecoder's fixed per-call
 //   cost up to about this length, so a miss builds them that way.
-// - Any string of 33-64 bytes: a miss decodes it as a longer string is decoded, and keeps what that gave. Above this
-//   length a JavaScript compare of the bytes costs about what decoding them does (measured in Bun, Deno and Node).
+// - Any string of 33-128 bytes: a miss decodes it as a longer string is decoded, and keeps what that gave. Strings of
+//   65-128 bytes (image names with digests, messages) are compared four bytes at a time when the caller passes a
+//   DataView; above 128 bytes even that compare costs about what decoding them does.
 const SHORT_MAX = 32;
 const SHORT_BITS = 12;
-const LONG_MAX = 64;
+const LONG_MAX = 128;
 const LONG_BITS = 10;
 const shortStrings: (string | undefined)[] = new Array<string | undefined>(1 << SHORT_BITS).fill(undefined);
 // Each entry's length (0: empty slot) and bytes (SHORT_MAX / LONG_MAX per slot).
@@ -29,6 +30,9 @@ const shortBytes = new Uint8Array((1 << SHORT_BITS) * SHORT_MAX);
 const longStrings: (string | undefined)[] = new Array<string | undefined>(1 << LONG_BITS).fill(undefined);
 const longLengths = new Uint8Array(1 << LONG_BITS);
 const longBytes = new Uint8Array((1 << LONG_BITS) * LONG_MAX);
+// The same bytes as 32-bit words (each slot starts at a multiple of 4).
+const shortWords = new Uint32Array(shortBytes.buffer);
+const longWords = new Uint32Array(longBytes.buffer);
 // Chunk size for String.fromCharCode.apply over code units (far below engines' argument limits).
 const CHUNK = 4096;
 
@@ -44,7 +48,7 @@ const fromCharCode = String.fromCharCode;
  * with a single U+FFFD: `E2 82 41` is `"\uFFFD\uFFFDA"` here and `"\uFFFDA"` for `TextDecoder`; a surrogate
  * `ED A0 80` is three U+FFFD in both.
  *
- * Cost: strings that repeat are interned: ASCII strings of up to 32 bytes and any string of 33 to 64 bytes are
+ * Cost: strings that repeat are interned: ASCII strings of up to 32 bytes and any string of 33 to 128 bytes are
  * looked up by a hash of their length and a few of their bytes, then compared in full (a hit allocates nothing; a
  * miss builds a short ASCII string from 8-byte `String.fromCharCode` chunks and decodes any other). A longer string
  * (or a short non-ASCII one) is one `TextDecoder.decode` of a `subarray` view; only input containing U+FFFD or
@@ -53,14 +57,21 @@ const fromCharCode = String.fromCharCode;
  * @param bytes The buffer holding the string's bytes (not copied, not retained).
  * @param start Offset of the first byte.
  * @param end Offset after the last byte (`start <= end <= bytes.length`).
+ * @param words Optionally, a DataView of exactly `bytes` (its buffer, offset and length): an interned string is then
+ * compared four bytes at a time (a decoder that reads many strings of one buffer makes it once).
  */
-export function readGoString(bytes: Uint8Array, start: number, end: number): string {
+export function readGoString(bytes: Uint8Array, start: number, end: number, words?: DataView): string {
   const length = end - start;
   if (length <= SHORT_MAX) {
     if (length <= 0) return "";
     const slot = slotOf(bytes, start, length, SHORT_BITS);
     const at = slot * SHORT_MAX;
-    if (shortLengths[slot] === length && sameBytes(shortBytes, at, bytes, start, length)) return shortStrings[slot]!;
+    if (
+      shortLengths[slot] === length &&
+      (words === undefined
+        ? sameBytes(shortBytes, at, bytes, start, length)
+        : sameWords(shortWords, shortBytes, at, words, bytes, start, length))
+    ) return shortStrings[slot]!;
     let any = 0;
     for (let i = start; i < end; i++) any |= bytes[i];
     if (any < 0x80) {
@@ -73,7 +84,12 @@ export function readGoString(bytes: Uint8Array, start: number, end: number): str
   } else if (length <= LONG_MAX) {
     const slot = slotOf(bytes, start, length, LONG_BITS);
     const at = slot * LONG_MAX;
-    if (longLengths[slot] === length && sameBytes(longBytes, at, bytes, start, length)) return longStrings[slot]!;
+    if (
+      longLengths[slot] === length &&
+      (words === undefined
+        ? sameBytes(longBytes, at, bytes, start, length)
+        : sameWords(longWords, longBytes, at, words, bytes, start, length))
+    ) return longStrings[slot]!;
     const view = bytes.subarray(start, end);
     const s = decode(view, bytes, start, end);
     longStrings[slot] = s;
@@ -113,6 +129,26 @@ function sameBytes(table: Uint8Array, at: number, bytes: Uint8Array, start: numb
   let i = 0;
   while (i < length && table[at + i] === bytes[start + i]) i++;
   return i === length;
+}
+
+/** Whether this platform stores a Uint32Array's words little-endian (the tables' words are read that way). */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/** {@linkcode sameBytes}, four bytes at a time: the table's words against `words` (a DataView of all of `bytes`). */
+function sameWords(
+  table32: Uint32Array,
+  table: Uint8Array,
+  at: number,
+  words: DataView,
+  bytes: Uint8Array,
+  start: number,
+  length: number,
+): boolean {
+  let i = 0;
+  const whole = length & ~3;
+  for (; i < whole; i += 4) if (table32[(at + i) >>> 2] !== words.getUint32(start + i, LITTLE_ENDIAN)) return false;
+  for (; i < length; i++) if (table[at + i] !== bytes[start + i]) return false;
+  return true;
 }
 
 /** ASCII bytes to a string in 8-byte String.fromCharCode chunks (no per-byte concatenation, no array). */
