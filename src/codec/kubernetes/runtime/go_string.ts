@@ -66,12 +66,9 @@ export function readGoString(bytes: Uint8Array, start: number, end: number, word
     if (length <= 0) return "";
     const slot = slotOf(bytes, start, length, SHORT_BITS);
     const at = slot * SHORT_MAX;
-    if (
-      shortLengths[slot] === length &&
-      (words === undefined
-        ? sameBytes(shortBytes, at, bytes, start, length)
-        : sameWords(shortWords, shortBytes, at, words, bytes, start, length))
-    ) return shortStrings[slot]!;
+    if (shortLengths[slot] === length && sameBytes(shortBytes, shortWords, at, bytes, start, length, words)) {
+      return shortStrings[slot]!;
+    }
     let any = 0;
     for (let i = start; i < end; i++) any |= bytes[i];
     if (any < 0x80) {
@@ -84,12 +81,9 @@ export function readGoString(bytes: Uint8Array, start: number, end: number, word
   } else if (length <= LONG_MAX) {
     const slot = slotOf(bytes, start, length, LONG_BITS);
     const at = slot * LONG_MAX;
-    if (
-      longLengths[slot] === length &&
-      (words === undefined
-        ? sameBytes(longBytes, at, bytes, start, length)
-        : sameWords(longWords, longBytes, at, words, bytes, start, length))
-    ) return longStrings[slot]!;
+    if (longLengths[slot] === length && sameBytes(longBytes, longWords, at, bytes, start, length, words)) {
+      return longStrings[slot]!;
+    }
     const view = bytes.subarray(start, end);
     const s = decode(view, bytes, start, end);
     longStrings[slot] = s;
@@ -121,32 +115,28 @@ function slotOf(bytes: Uint8Array, start: number, length: number, bits: number):
   return (hash ^ (hash >>> 15)) & ((1 << bits) - 1);
 }
 
-/**
- * True if `table[at:at+length]` equals `bytes[start:start+length]`: the bytes are compared rather than the string's code
- * units, since typed-array loads are the cheapest compare in every engine.
- */
-function sameBytes(table: Uint8Array, at: number, bytes: Uint8Array, start: number, length: number): boolean {
-  let i = 0;
-  while (i < length && table[at + i] === bytes[start + i]) i++;
-  return i === length;
-}
-
 /** Whether this platform stores a Uint32Array's words little-endian (the tables' words are read that way). */
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
-/** {@linkcode sameBytes}, four bytes at a time: the table's words against `words` (a DataView of all of `bytes`). */
-function sameWords(
-  table32: Uint32Array,
+/**
+ * True if `table[at:at+length]` equals `bytes[start:start+length]`: the bytes are compared rather than the string's code
+ * units, since typed-array loads are the cheapest compare in every engine; with `words` (a DataView of `bytes`), four
+ * at a time against the table's words (`table32`, the same memory as `table`; `at` is a multiple of 4).
+ */
+function sameBytes(
   table: Uint8Array,
+  table32: Uint32Array,
   at: number,
-  words: DataView,
   bytes: Uint8Array,
   start: number,
   length: number,
+  words: DataView | undefined,
 ): boolean {
   let i = 0;
-  const whole = length & ~3;
-  for (; i < whole; i += 4) if (table32[(at + i) >>> 2] !== words.getUint32(start + i, LITTLE_ENDIAN)) return false;
+  if (words !== undefined) {
+    const whole = length & ~3;
+    for (; i < whole; i += 4) if (table32[(at + i) >>> 2] !== words.getUint32(start + i, LITTLE_ENDIAN)) return false;
+  }
   for (; i < length; i++) if (table[at + i] !== bytes[start + i]) return false;
   return true;
 }
