@@ -195,7 +195,9 @@ export type { FrameOwnership } from "../../framing/frame_splitter.ts";
 /**
  * Whether an object of `size` bytes may keep its bytes as views that keep `pinned` bytes alive: the bound on what a
  * kept object keeps alive is four times its size plus 32 KiB, whether it keeps a view of an input chunk, views of the
- * chunks its frame spans, or a copy (a small copy keeps a {@linkcode BytePool} block of 32 KiB alive).
+ * chunks its frame spans, or a copy (a small copy keeps a {@linkcode BytePool} block of 32 KiB alive). `pinned` counts
+ * the views' ArrayBuffers, not their lengths: a read's buffer can be far larger than its bytes (Deno's fetch hands every
+ * read over as a view of a 64 KiB buffer; `node scripts/read-buffers.mjs` shows each runtime's).
  */
 export function mayKeepViews(size: number, pinned: number): boolean {
   return pinned <= size * 4 + POOL_BLOCK_BYTES;
