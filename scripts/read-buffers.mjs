@@ -13,6 +13,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
+import { nodeLtsPath } from "./node-lts.mjs";
 
 const EVENT_BYTES = 4000;
 
@@ -62,7 +63,7 @@ if (client !== -1) {
   const bin = (name) => `${root}node_modules/.bin/${name}`;
   const runtimes = [
     ["node", process.execPath, [script]],
-    ["node-lts", process.execPath, [`${root}scripts/node-lts.mjs`, script]],
+    ["node-lts", nodeLtsPath(), [script]],
     ["deno", bin("deno"), ["run", "--allow-net", script]],
     ["bun", bin("bun"), [script]],
   ];
