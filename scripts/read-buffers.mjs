@@ -5,7 +5,8 @@
 // read's own length is not the measure: a read's buffer can be much larger than its bytes.
 //
 //   node scripts/read-buffers.mjs   serves two responses from Node's http on loopback and reads each with the fetch
-//                                   of Node, the Node LTS (scripts/node-lts.mjs), Deno and Bun; prints a line each
+//                                   of Node, the Node LTS (scripts/node-lts.mjs), Deno, Bun and a Worker in workerd
+//                                   (Cloudflare Workers' runtime, from npm); prints a line each
 //
 // `sparse`: six writes of 4,000 bytes (an event about the size of a Node object), 30 ms apart, as a quiet watch sends
 // them. `burst`: 64 such writes at once, as a watch's initial events come. Each line gives the reads' lengths and the
@@ -14,6 +15,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { nodeLtsPath } from "./node-lts.mjs";
+import { startWorker } from "./workerd.mjs";
 
 const EVENT_BYTES = 4000;
 
@@ -30,6 +32,23 @@ function summary(values) {
   const counts = new Map();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([v, n]) => `${v} B x${n}`).join(", ");
+}
+
+/** What `reads` gives in a Worker of workerd (scripts/workerd.mjs), as `{ status, out }` like a client process. */
+async function workerdReads(base) {
+  const module = `${reads}\nexport default { async fetch(request) {
+  if (new URL(request.url).pathname !== "/reads") return new Response(null, { status: 404 });
+  const result = {};
+  for (const path of ["sparse", "burst"]) result[path] = await reads(${JSON.stringify(base)} + "/" + path);
+  return Response.json(result);
+} };\n`;
+  const worker = await startWorker({ module, outbound: new URL(base).host });
+  try {
+    const response = await Promise.race([fetch(`${worker.url}/reads`), worker.exited]);
+    return { status: response.ok ? 0 : 1, out: await response.text() };
+  } finally {
+    worker.stop();
+  }
 }
 
 const client = process.argv.indexOf("--client");
@@ -66,11 +85,12 @@ if (client !== -1) {
     ["node-lts", nodeLtsPath(), [script]],
     ["deno", bin("deno"), ["run", "--allow-net", script]],
     ["bun", bin("bun"), [script]],
+    ["workerd"],
   ];
   let failed = false;
   for (const [name, command, args] of runtimes) {
     // Asynchronous spawn: the server answers from this process's event loop while the child reads.
-    const result = await new Promise((resolve) => {
+    const result = name === "workerd" ? await workerdReads(base) : await new Promise((resolve) => {
       const child = spawn(command, [...args, "--client", base], { stdio: ["ignore", "pipe", "inherit"] });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
