@@ -1,0 +1,147 @@
+/**
+ * watchwire in a browser: headless Chromium loads a page from the watch server (tests/peers/watch_server.ts) whose
+ * Content-Security-Policy allows scripts from the page's origin only, not `'unsafe-eval'`. The page's module
+ * (tests/peers/browser_page.ts, bundled with the library by esbuild) decodes every refgen stream pair and the live
+ * watch through Chromium's `fetch` and Web Streams and POSTs what it got back; this script then checks it exactly as
+ * tests/workerd.test.ts checks workerd's (tests/_watch_check_results.ts): eval and new Function forbidden, each
+ * protobuf stream the same events as its JSON stream (metadata mode too), every live event delivered as it came.
+ *
+ * A script rather than a test: Chromium does not come from npm (its npm packages download it from elsewhere, which this
+ * project's machines cannot reach), so `npm test` does not need it; .ci/run installs Debian's `chromium` and runs this.
+ *
+ *   node --import tsx scripts/browser-check.ts [CHROMIUM=chromium]
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { checkCodegenForbidden, checkKept, checkLiveWatch, checkPairResult } from "../tests/_watch_check_results.ts";
+import type { Codegen, Ended, PairResult } from "../tests/peers/watch_checks.ts";
+import { LIVE, pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const chromium = process.argv[2] ?? "chromium";
+// Scripts from the page's origin only: no 'unsafe-eval', no inline script.
+const CSP = "default-src 'self'; script-src 'self'";
+const PAGE =
+  '<!doctype html><meta charset="utf-8"><title>watchwire</title><script type="module" src="/page.js"></script>';
+
+interface Done {
+  codegen: Codegen;
+  live: Ended & { events: unknown[] };
+}
+
+const version = spawnSync(chromium, ["--version"], { encoding: "utf8" });
+if (version.status !== 0) {
+  console.error(
+    `${chromium} does not run (${version.error?.message ?? version.stderr}); on Debian: apt-get install chromium`,
+  );
+  process.exit(1);
+}
+const built = spawnSync(
+  join(root, "node_modules", ".bin", "esbuild"),
+  [join(root, "tests", "peers", "browser_page.ts"), "--bundle", "--format=esm", "--platform=browser"],
+  { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+);
+if (built.status !== 0) {
+  console.error(`esbuild failed: ${built.stderr}`);
+  process.exit(1);
+}
+
+function body(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk) => (text += chunk));
+    req.on("end", () => resolve(text));
+    req.on("error", reject);
+  });
+}
+
+const results = new Map<string, PairResult>();
+let settle!: { done: (d: Done) => void; failed: (e: Error) => void };
+const finished = new Promise<Done>((done, failed) => (settle = { done, failed }));
+const server = await startWatchServer((req, res, url) => {
+  if (url.pathname === "/" || url.pathname === "/page.js") {
+    const html = url.pathname === "/";
+    res.writeHead(200, {
+      "content-type": html ? "text/html; charset=utf-8" : "text/javascript; charset=utf-8",
+      "content-security-policy": CSP,
+    });
+    res.end(html ? PAGE : built.stdout);
+    return true;
+  }
+  if (url.pathname === "/names") {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ names: streamPairs.map(pairName), live: LIVE }));
+    return true;
+  }
+  if (req.method === "POST" && ["/result", "/done", "/failed"].includes(url.pathname)) {
+    body(req).then((text) => {
+      res.writeHead(204).end();
+      const value = JSON.parse(text);
+      if (url.pathname === "/result") results.set(url.searchParams.get("name") ?? "", value);
+      else if (url.pathname === "/done") settle.done(value);
+      else settle.failed(new Error(`the page failed: ${value.error}`));
+    }, settle.failed);
+    return true;
+  }
+  return false;
+});
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const profile = mkdtempSync(join(tmpdir(), "watchwire-chromium-"));
+// --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+const browser = spawn(chromium, [
+  "--headless=new",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--no-default-browser-check",
+  `--user-data-dir=${profile}`,
+  `${origin}/`,
+], { stdio: ["ignore", "ignore", "pipe"], detached: true }); // its own process group, ended whole below
+let log = "";
+browser.stderr.on("data", (chunk) => (log += chunk));
+browser.on("exit", (code) => settle.failed(new Error(`chromium exited (${code}) before the page was done: ${log}`)));
+const timer = setTimeout(() => settle.failed(new Error(`the page was not done after 300 s: ${log}`)), 300_000);
+
+let status = 0;
+try {
+  const done = await finished;
+  let kept = 0;
+  let events = 0;
+  for (const pair of streamPairs) {
+    const result = results.get(pairName(pair));
+    if (result === undefined) throw new Error(`no result for ${pairName(pair)}`);
+    kept += await checkPairResult(pair, result);
+    events += result.full.events.length;
+  }
+  checkKept(kept, streamPairs.length);
+  checkCodegenForbidden(done.codegen, "a page whose Content-Security-Policy has no 'unsafe-eval'");
+  checkLiveWatch(done.live);
+  console.log(
+    `${version.stdout.trim()}: eval and new Function blocked by the page's CSP; ${streamPairs.length} stream pairs, ` +
+      `${events} protobuf events equal to their JSON streams', ${kept} objects kept as bytes in metadata mode; ` +
+      `the live watch: ${done.live.events.length} events, each as it was sent`,
+  );
+} catch (error) {
+  console.error(error);
+  status = 1;
+} finally {
+  clearTimeout(timer);
+  browser.removeAllListeners("exit");
+  // Its profile is removed once it and its helper processes have exited (they write there until then).
+  if (browser.exitCode === null && browser.signalCode === null) {
+    const exited = once(browser, "exit");
+    process.kill(-browser.pid!, "SIGTERM");
+    await exited;
+  }
+  await stopWatchServer(server);
+  rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+}
+process.exit(status);

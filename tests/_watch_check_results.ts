@@ -1,0 +1,71 @@
+/**
+ * The checks on what a runtime without Node APIs made of the watch server's watches (tests/peers/watch_checks.ts
+ * reports it): shared by tests/workerd.test.ts (workerd) and scripts/browser-check.ts (Chromium). Each throws an
+ * AssertionError naming the stream pair and event on a difference.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { JsonWatchEventDecoderStream } from "../mod.ts";
+import type { StreamPair } from "./_kubernetes_streams.ts";
+import { drain, streamOf } from "./_util.ts";
+import type { Codegen, Ended, PairResult } from "./peers/watch_checks.ts";
+import { fixtures, JSON_WATCH, LIVE_EVENTS, pairName, PROTOBUF_WATCH } from "./peers/watch_server.ts";
+
+/** `eval` and `new Function` both threw an EvalError `where` (a Worker, a page whose CSP forbids `'unsafe-eval'`). */
+export function checkCodegenForbidden(codegen: Codegen, where: string): void {
+  assert.match(codegen.eval, /EvalError/, `eval is forbidden in ${where}`);
+  assert.match(codegen.Function, /EvalError/, `new Function is forbidden in ${where}`);
+}
+
+/**
+ * A stream pair as decoded there: the JSON stream as this runtime decodes it; the protobuf stream in full mode to the
+ * same events and the same end (kinds that are not objects refuse the BOOKMARK in both); in metadata mode, each object
+ * kept as bytes with the full object's apiVersion, kind and metadata, and `decode()` the full object. Returns how many
+ * objects metadata mode kept as bytes.
+ */
+export async function checkPairResult(pair: StreamPair, result: PairResult): Promise<number> {
+  const name = pairName(pair);
+  const { json, full, metadata } = result;
+  assert.equal(json.type, JSON_WATCH);
+  assert.equal(full.type, PROTOBUF_WATCH);
+  const here = await drain(
+    streamOf([new Uint8Array(readFileSync(join(fixtures, pair.json)))]).pipeThrough(
+      new JsonWatchEventDecoderStream<unknown>(),
+    ),
+  );
+  assert.deepEqual(json.events, JSON.parse(JSON.stringify(here.values)), `${name}: the JSON stream`);
+  assert.equal(json.error?.code, (here.error as { code?: string } | undefined)?.code, `${name}: the JSON stream's end`);
+  assert.deepEqual(full.events, json.events, `${name}: protobuf vs JSON`);
+  assert.equal(full.error === undefined, json.error === undefined, `${name}: ${JSON.stringify(full.error)}`);
+  assert.ok(full.events.length >= (full.error === undefined ? 5 : 2), `${name}: ${full.events.length} events`);
+  assert.deepEqual(metadata.error, full.error, `${name}: metadata mode's end`);
+  assert.equal(metadata.events.length, full.events.length, `${name}: metadata mode's events`);
+  let kept = 0;
+  metadata.events.forEach((event, i) => {
+    const expected = full.events[i] as { type: string; object: Record<string, unknown> };
+    const partial = (event as { kept?: Record<string, unknown> }).kept;
+    if (partial === undefined) return assert.deepEqual(event, expected, `${name} event ${i}`);
+    kept++;
+    assert.equal((event as { type: string }).type, expected.type);
+    const { apiVersion, kind, metadata } = expected.object;
+    assert.deepEqual(
+      { apiVersion: partial.apiVersion, kind: partial.kind, metadata: partial.metadata },
+      { apiVersion, kind, metadata },
+      `${name} event ${i}: metadata`,
+    );
+    assert.deepEqual(partial.decoded, expected.object, `${name} event ${i}: decode()`);
+  });
+  return kept;
+}
+
+/** Metadata mode kept most objects as bytes: ADDED, MODIFIED and DELETED of every kind that is an object. */
+export function checkKept(kept: number, pairs: number): void {
+  assert.ok(kept > 2 * pairs, `${kept} objects kept as bytes`);
+}
+
+/** The live watch gave every event, so each was delivered when its bytes arrived. */
+export function checkLiveWatch(live: Ended & { events: unknown[] }): void {
+  assert.equal(live.error, undefined);
+  assert.deepEqual(live.events.map((e) => (e as { type: string }).type), LIVE_EVENTS);
+}

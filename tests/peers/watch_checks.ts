@@ -1,0 +1,102 @@
+/**
+ * What a runtime without Node APIs does with watches from the watch server (tests/peers/watch_server.ts), reported as
+ * plain data for the test to check (tests/_watch_check_results.ts): bundled with watchwire by esbuild and run as a
+ * Worker in workerd (tests/peers/workerd_worker.ts) and as a page's module in Chromium
+ * (tests/peers/browser_page.ts). Only what both have: `fetch`, Web Streams.
+ *
+ * @module
+ */
+import { DecodeError, decodeWatchResponse, KubernetesProtobufObject, type WatchEvent } from "../../mod.ts";
+
+/** How a decoded stream ended: the error that ended it (name and, for a DecodeError, its code), if any. */
+export interface Ended {
+  error?: { name: string; code?: string };
+}
+
+/** A decoded watch: the response's Content-Type, its events, how it ended. */
+export interface Decoded extends Ended {
+  type: string;
+  events: unknown[];
+}
+
+/** A refgen stream pair as decoded here: the JSON stream, and the protobuf one in full and in metadata mode. */
+export interface PairResult {
+  json: Decoded;
+  full: Decoded;
+  metadata: Decoded;
+}
+
+/** Whether `eval` and `new Function` work here: "allowed", or the text of what each threw. */
+export interface Codegen {
+  eval: string;
+  Function: string;
+}
+
+function ended(error: unknown): Ended {
+  return { error: error instanceof DecodeError ? { name: error.name, code: error.code } : { name: String(error) } };
+}
+
+/** An event of metadata mode as plain data: an object kept as bytes becomes what it offers. */
+function metadataView(event: WatchEvent<unknown>): unknown {
+  const object = (event as { object?: unknown }).object;
+  if (!(object instanceof KubernetesProtobufObject)) return event;
+  const { apiVersion, kind, metadata } = object;
+  return { type: event.type, kept: { apiVersion, kind, metadata, decoded: object.decode() } };
+}
+
+async function decode(url: string, mode: "full" | "metadata"): Promise<Decoded> {
+  const response = await fetch(url);
+  const type = response.headers.get("content-type") ?? "";
+  const events: unknown[] = [];
+  try {
+    for await (const event of decodeWatchResponse(response, { protobuf: { mode } })) {
+      events.push(mode === "metadata" ? metadataView(event) : event);
+    }
+  } catch (error) {
+    return { type, events, ...ended(error) };
+  }
+  return { type, events };
+}
+
+/** Fetches the stream pair `name` (`ORIGIN/streams/NAME.pb` and `.json`) and decodes it in each way. */
+export async function decodePair(origin: string, name: string): Promise<PairResult> {
+  const base = `${origin}/streams/${encodeURIComponent(name)}`;
+  return {
+    json: await decode(`${base}.json`, "full"),
+    full: await decode(`${base}.pb`, "full"),
+    metadata: await decode(`${base}.pb`, "metadata"),
+  };
+}
+
+/**
+ * Follows the live watch `ORIGIN/live/NAME`, whose server sends each event only after `ORIGIN/ack?n=K` says that K
+ * events have arrived: it can only end if every event is delivered as soon as its bytes arrive.
+ */
+export async function followLiveWatch(origin: string, name: string): Promise<Ended & { events: unknown[] }> {
+  const response = await fetch(`${origin}/live/${encodeURIComponent(name)}`);
+  const events: unknown[] = [];
+  try {
+    for await (const event of decodeWatchResponse(response)) {
+      events.push(event);
+      await (await fetch(`${origin}/ack?n=${events.length}`)).arrayBuffer();
+    }
+  } catch (error) {
+    return { events, ...ended(error) };
+  }
+  return { events };
+}
+
+/** Whether code generation from strings works here. */
+export function codegen(): Codegen {
+  const attempt = (f: () => unknown): string => {
+    try {
+      f();
+      return "allowed";
+    } catch (error) {
+      return String(error);
+    }
+  };
+  // Indirect eval: what a bundler cannot rewrite.
+  const indirectEval = globalThis.eval;
+  return { eval: attempt(() => indirectEval("1")), Function: attempt(() => new Function("return 1")()) };
+}
