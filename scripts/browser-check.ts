@@ -2,9 +2,11 @@
  * watchwire in a browser: headless Chromium loads a page from the watch server (tests/peers/watch_server.ts) whose
  * Content-Security-Policy allows scripts from the page's origin only, not `'unsafe-eval'`. The page's module
  * (tests/peers/browser_page.ts, bundled with the library by esbuild) decodes every refgen stream pair and the live
- * watch through Chromium's `fetch` and Web Streams and POSTs what it got back; this script then checks it exactly as
- * tests/workerd.test.ts checks workerd's (tests/_watch_check_results.ts): eval and new Function forbidden, each
- * protobuf stream the same events as its JSON stream (metadata mode too), every live event delivered as it came.
+ * watch through Chromium's `fetch` and Web Streams, then does it all again in a dedicated Worker it starts, and each
+ * POSTs what it got back; this script then checks both exactly as tests/workerd.test.ts checks workerd's
+ * (tests/_watch_check_results.ts): eval and new Function forbidden (in the Worker too, whose policy comes with its
+ * script), each protobuf stream the same events as its JSON stream (metadata mode too), every live event delivered as
+ * it came.
  *
  * A script rather than a test: Chromium does not come from npm (its npm packages download it from elsewhere, which this
  * project's machines cannot reach), so `npm test` does not need it; .ci/run installs Debian's `chromium` and runs this.
@@ -31,6 +33,7 @@ const CSP = "default-src 'self'; script-src 'self'";
 const PAGE =
   '<!doctype html><meta charset="utf-8"><title>watchwire</title><script type="module" src="/page.js"></script>';
 
+/** What a context POSTs to `/done`. */
 interface Done {
   codegen: Codegen;
   live: Ended & { events: unknown[] };
@@ -63,9 +66,13 @@ function body(req: IncomingMessage): Promise<string> {
   });
 }
 
-const results = new Map<string, PairResult>();
-let settle!: { done: (d: Done) => void; failed: (e: Error) => void };
-const finished = new Promise<Done>((done, failed) => (settle = { done, failed }));
+/** The two contexts the module runs in, in order: the page, then a dedicated Worker it starts. */
+const CONTEXTS = ["page", "worker"] as const;
+type Context = typeof CONTEXTS[number];
+const results: Record<Context, Map<string, PairResult>> = { page: new Map(), worker: new Map() };
+const dones = new Map<Context, Done>();
+let settle!: { done: () => void; failed: (e: Error) => void };
+const finished = new Promise<void>((done, failed) => (settle = { done, failed }));
 const server = await startWatchServer((req, res, url) => {
   if (url.pathname === "/" || url.pathname === "/page.js") {
     const html = url.pathname === "/";
@@ -85,9 +92,11 @@ const server = await startWatchServer((req, res, url) => {
     body(req).then((text) => {
       res.writeHead(204).end();
       const value = JSON.parse(text);
-      if (url.pathname === "/result") results.set(url.searchParams.get("name") ?? "", value);
-      else if (url.pathname === "/done") settle.done(value);
-      else settle.failed(new Error(`the page failed: ${value.error}`));
+      const context = url.searchParams.get("context") as Context;
+      if (!CONTEXTS.includes(context)) settle.failed(new Error(`a POST from no known context: ${url}`));
+      else if (url.pathname === "/result") results[context].set(url.searchParams.get("name") ?? "", value);
+      else if (url.pathname === "/failed") settle.failed(new Error(`the ${context} failed: ${value.error}`));
+      else if (dones.set(context, value).size === CONTEXTS.length) settle.done();
     }, settle.failed);
     return true;
   }
@@ -112,23 +121,27 @@ const timer = setTimeout(() => settle.failed(new Error(`the page was not done af
 
 let status = 0;
 try {
-  const done = await finished;
-  let kept = 0;
-  let events = 0;
-  for (const pair of streamPairs) {
-    const result = results.get(pairName(pair));
-    if (result === undefined) throw new Error(`no result for ${pairName(pair)}`);
-    kept += await checkPairResult(pair, result);
-    events += result.full.events.length;
+  await finished;
+  for (const context of CONTEXTS) {
+    const done = dones.get(context)!;
+    let kept = 0;
+    let events = 0;
+    for (const pair of streamPairs) {
+      const result = results[context].get(pairName(pair));
+      if (result === undefined) throw new Error(`${context}: no result for ${pairName(pair)}`);
+      kept += await checkPairResult(pair, result);
+      events += result.full.events.length;
+    }
+    checkKept(kept, streamPairs.length);
+    checkCodegenForbidden(done.codegen, `a ${context} whose Content-Security-Policy has no 'unsafe-eval'`);
+    checkLiveWatch(done.live);
+    console.log(
+      `${version.stdout.trim()}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
+        `blocked by the CSP; ${streamPairs.length} stream pairs, ${events} protobuf events equal to their JSON ` +
+        `streams', ${kept} objects kept as bytes in metadata mode; the live watch: ${done.live.events.length} events, ` +
+        `each as it was sent`,
+    );
   }
-  checkKept(kept, streamPairs.length);
-  checkCodegenForbidden(done.codegen, "a page whose Content-Security-Policy has no 'unsafe-eval'");
-  checkLiveWatch(done.live);
-  console.log(
-    `${version.stdout.trim()}: eval and new Function blocked by the page's CSP; ${streamPairs.length} stream pairs, ` +
-      `${events} protobuf events equal to their JSON streams', ${kept} objects kept as bytes in metadata mode; ` +
-      `the live watch: ${done.live.events.length} events, each as it was sent`,
-  );
 } catch (error) {
   console.error(error);
   status = 1;
