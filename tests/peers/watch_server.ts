@@ -87,6 +87,7 @@ export function startWatchServer(extra?: ExtraRoute): Promise<Server> {
       res.writeHead(404).end();
     }
   });
+  server.on("close", () => clearTimeout(quiet));
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
