@@ -80,22 +80,25 @@ if (client !== -1) {
   const script = fileURLToPath(import.meta.url);
   const root = fileURLToPath(new URL("..", import.meta.url));
   const bin = (name) => `${root}node_modules/.bin/${name}`;
-  const runtimes = [
-    ["node", process.execPath, [script]],
-    ["node-lts", nodeLtsPath(), [script]],
-    ["deno", bin("deno"), ["run", "--allow-net", script]],
-    ["bun", bin("bun"), [script]],
-    ["workerd"],
-  ];
-  let failed = false;
-  for (const [name, command, args] of runtimes) {
+  /** This script as a client process of `command`: what it prints, as `{ status, out }`. */
+  const asClient = (command, args) => () =>
     // Asynchronous spawn: the server answers from this process's event loop while the child reads.
-    const result = name === "workerd" ? await workerdReads(base) : await new Promise((resolve) => {
-      const child = spawn(command, [...args, "--client", base], { stdio: ["ignore", "pipe", "inherit"] });
+    new Promise((resolve) => {
+      const child = spawn(command, [...args, script, "--client", base], { stdio: ["ignore", "pipe", "inherit"] });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.on("close", (status) => resolve({ status, out }));
     });
+  const runtimes = [
+    ["node", asClient(process.execPath, [])],
+    ["node-lts", asClient(nodeLtsPath(), [])],
+    ["deno", asClient(bin("deno"), ["run", "--allow-net"])],
+    ["bun", asClient(bin("bun"), [])],
+    ["workerd", () => workerdReads(base)],
+  ];
+  let failed = false;
+  for (const [name, read] of runtimes) {
+    const result = await read();
     if (result.status !== 0) {
       console.log(`${name}: failed (exit ${result.status})`);
       failed = true;

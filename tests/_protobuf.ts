@@ -44,3 +44,14 @@ export function framed(...messages: Bytes[]): Uint8Array {
   }
   return Uint8Array.from(out);
 }
+
+/** The frames of a 4-byte length-prefixed stream, read by hand, each a view with its prefix (`framed`'s inverse). */
+export function framesOf(stream: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < stream.length;) {
+    const end = at + 4 + new DataView(stream.buffer, stream.byteOffset + at, 4).getUint32(0);
+    out.push(stream.subarray(at, end));
+    at = end;
+  }
+  return out;
+}

@@ -15,23 +15,15 @@ import {
   type WatchEvent,
 } from "../mod.ts";
 import { drain, streamOf } from "./_util.ts";
-import { framed, len, MAGIC, watchEvent } from "./_protobuf.ts";
+import { framed, framesOf, len, MAGIC, watchEvent } from "./_protobuf.ts";
 
 const fixture = (path: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/kubernetes/streams/${path}`, import.meta.url)));
 const goEvents = (name: string) =>
   new TextDecoder().decode(fixture(`${name}.json`)).trimEnd().split("\n").map((line) => JSON.parse(line));
 
-/** The frames of a protobuf watch stream (4-byte length, message), read by hand. */
-function frames(stream: Uint8Array): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at < stream.length;) {
-    const n = new DataView(stream.buffer, stream.byteOffset + at, 4).getUint32(0);
-    out.push(stream.subarray(at + 4, at + 4 + n));
-    at += 4 + n;
-  }
-  return out;
-}
+/** The messages of a protobuf watch stream (each frame without its 4-byte length). */
+const frames = (stream: Uint8Array): Uint8Array[] => framesOf(stream).map((frame) => frame.subarray(4));
 
 /** Field `number` (length-delimited) of a message, every occurrence, as views. */
 function fields(message: Uint8Array, number: number): Uint8Array[] {

@@ -14,7 +14,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "../../mod.ts";
 import type { StreamPair } from "../_kubernetes_streams.ts";
+import { framesOf } from "../_protobuf.ts";
 
 export const fixtures = fileURLToPath(new URL("../../fixtures/kubernetes/", import.meta.url));
 /** Every refgen stream pair (one per built-in kind). */
@@ -24,7 +26,7 @@ export const pairName = (pair: StreamPair): string => pair.pb.replace(/^streams\
 /** The live watch: the Pod stream's frames (ADDED, MODIFIED, BOOKMARK, DELETED, ERROR), one at a time. */
 export const LIVE = "v1.Pod";
 export const LIVE_EVENTS = ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"];
-export const PROTOBUF_WATCH = "application/vnd.kubernetes.protobuf;stream=watch";
+export const PROTOBUF_WATCH = `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch`;
 export const JSON_WATCH = "application/json;stream=watch";
 
 /** Writes `bytes` as chunks of 1 to 4096 bytes (half of them at most 64), sizes from a fixed sequence. */
@@ -37,18 +39,6 @@ function writeInPieces(res: ServerResponse, bytes: Uint8Array, seed: number): vo
     at += size;
   }
   res.end();
-}
-
-/** The frames of a length-prefixed protobuf watch stream, each with its 4-byte prefix. */
-function frames(bytes: Uint8Array): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let at = 0; at < bytes.length;) {
-    const end = at + 4 + view.getUint32(at);
-    out.push(bytes.subarray(at, end));
-    at = end;
-  }
-  return out;
 }
 
 /** Answers a request the watch server does not (true if it did). */
@@ -72,7 +62,7 @@ export function startWatchServer(extra?: ExtraRoute): Promise<Server> {
       writeInPieces(res, bytes, streams[1].length * 7919 + bytes.length);
     } else if (url.pathname === `/live/${LIVE}`) {
       res.writeHead(200, { "content-type": PROTOBUF_WATCH });
-      live = { res, frames: frames(new Uint8Array(readFileSync(join(fixtures, "streams", `${LIVE}.pb`)))) };
+      live = { res, frames: framesOf(new Uint8Array(readFileSync(join(fixtures, "streams", `${LIVE}.pb`)))) };
       res.write(live.frames[0]);
       watchUntilQuiet(res);
     } else if (url.pathname === "/ack" && live !== undefined) {
