@@ -1,21 +1,22 @@
 /**
- * watchwire in a browser: headless Chromium loads a page from the watch server (tests/peers/watch_server.ts) whose
- * Content-Security-Policy allows scripts from the page's origin only, not `'unsafe-eval'`. The page's module
- * (tests/peers/browser_page.ts, bundled with the library by esbuild) decodes every refgen stream pair and the live
- * watch through Chromium's `fetch` and Web Streams, then does it all again in a dedicated Worker it starts, and each
- * POSTs what it got back; this script then checks both exactly as tests/workerd.test.ts checks workerd's
- * (tests/_watch_check_results.ts): eval and new Function forbidden (in the Worker too, whose policy comes with its
- * script), each protobuf stream the same events as its JSON stream (metadata mode too), every live event delivered as
- * it came.
+ * watchwire in a browser: headless Chromium (V8) or Firefox (SpiderMonkey) loads a page from the watch server
+ * (tests/peers/watch_server.ts) whose Content-Security-Policy allows scripts from the page's origin only, not
+ * `'unsafe-eval'`. The page's module (tests/peers/browser_page.ts, bundled with the library by esbuild) decodes every
+ * refgen stream pair and the live watch through the browser's `fetch` and Web Streams, then does it all again in a
+ * dedicated Worker it starts, and each POSTs what it got back; this script then checks both exactly as
+ * tests/workerd.test.ts checks workerd's (tests/_watch_check_results.ts): eval and new Function forbidden (in the
+ * Worker too, whose policy comes with its script), each protobuf stream the same events as its JSON stream (metadata
+ * mode too), every live event delivered as it came.
  *
- * A script rather than a test: Chromium does not come from npm (its npm packages download it from elsewhere, which this
- * project's machines cannot reach), so `npm test` does not need it; .ci/run installs Debian's `chromium` and runs this.
+ * A script rather than a test: browsers do not come from npm (their npm packages download them from elsewhere, which
+ * this project's machines cannot reach), so `npm test` does not need one; .ci/run installs Debian's `chromium` and
+ * `firefox-esr` and runs this with each.
  *
- *   node --import tsx scripts/browser-check.ts [CHROMIUM=chromium]
+ *   node --import tsx scripts/browser-check.ts [BROWSER=chromium]   (chromium, firefox-esr, or a path to either)
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -27,7 +28,9 @@ import type { Codegen, Ended, PairResult } from "../tests/peers/watch_checks.ts"
 import { LIVE, pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const chromium = process.argv[2] ?? "chromium";
+const browserCommand = process.argv[2] ?? "chromium";
+// Which browser it is decides how it is started headless with a profile of its own.
+const isFirefox = /firefox/i.test(browserCommand.split("/").pop()!);
 // Scripts from the page's origin only: no 'unsafe-eval', no inline script.
 const CSP = "default-src 'self'; script-src 'self'";
 const PAGE =
@@ -39,10 +42,11 @@ interface Done {
   live: Ended & { events: unknown[] };
 }
 
-const version = spawnSync(chromium, ["--version"], { encoding: "utf8" });
+const version = spawnSync(browserCommand, ["--version"], { encoding: "utf8" });
 if (version.status !== 0) {
   console.error(
-    `${chromium} does not run (${version.error?.message ?? version.stderr}); on Debian: apt-get install chromium`,
+    `${browserCommand} does not run (${version.error?.message ?? version.stderr}); on Debian: ` +
+      `apt-get install ${isFirefox ? "firefox-esr" : "chromium"}`,
   );
   process.exit(1);
 }
@@ -103,20 +107,50 @@ const server = await startWatchServer((req, res, url) => {
   return false;
 });
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const profile = mkdtempSync(join(tmpdir(), "watchwire-chromium-"));
-// --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-const browser = spawn(chromium, [
-  "--headless=new",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--no-default-browser-check",
-  `--user-data-dir=${profile}`,
-  `${origin}/`,
-], { stdio: ["ignore", "ignore", "pipe"], detached: true }); // its own process group, ended whole below
+function chromiumArgs(profile: string): string[] {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+  return [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    `--user-data-dir=${profile}`,
+    `${origin}/`,
+  ];
+}
+
+function firefoxArgs(profile: string): string[] {
+  // A fresh profile whose prefs keep the first run quiet: no default-browser prompt, no welcome or privacy-notice tab
+  // (which would open in place of the page), no telemetry or update checks (this machine reaches no such service).
+  const prefs: Record<string, string | boolean> = {
+    "browser.shell.checkDefaultBrowser": false,
+    "browser.aboutwelcome.enabled": false,
+    "browser.startup.homepage_override.mstone": "ignore",
+    "datareporting.policy.dataSubmissionEnabled": false,
+    "toolkit.telemetry.reportingpolicy.firstRun": false,
+    "app.update.enabled": false,
+    "app.normandy.enabled": false,
+  };
+  writeFileSync(
+    join(profile, "user.js"),
+    Object.entries(prefs).map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
+      .join(""),
+  );
+  return ["--headless", "--no-remote", "--profile", profile, `${origin}/`];
+}
+
+const profile = mkdtempSync(join(tmpdir(), "watchwire-browser-"));
+const browser = spawn(browserCommand, isFirefox ? firefoxArgs(profile) : chromiumArgs(profile), {
+  stdio: ["ignore", "ignore", "pipe"],
+  detached: true, // its own process group, ended whole below
+});
 let log = "";
 browser.stderr.on("data", (chunk) => (log += chunk));
-browser.on("exit", (code) => settle.failed(new Error(`chromium exited (${code}) before the page was done: ${log}`)));
+browser.on(
+  "exit",
+  (code) => settle.failed(new Error(`${browserCommand} exited (${code}) before the page was done: ${log}`)),
+);
 const timer = setTimeout(() => settle.failed(new Error(`the page was not done after 300 s: ${log}`)), 300_000);
 
 let status = 0;

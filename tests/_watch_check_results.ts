@@ -1,7 +1,7 @@
 /**
  * The checks on what a runtime without Node APIs made of the watch server's watches (tests/peers/watch_checks.ts
- * reports it): shared by tests/workerd.test.ts (workerd) and scripts/browser-check.ts (Chromium). Each throws an
- * AssertionError naming the stream pair and event on a difference.
+ * reports it): shared by tests/workerd.test.ts (workerd) and scripts/browser-check.ts (Chromium, Firefox). Each
+ * throws an AssertionError naming the stream pair and event on a difference.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

@@ -1,11 +1,11 @@
 /**
- * The module that scripts/browser-check.ts runs in Chromium, bundled with watchwire by esbuild and served by the watch
- * server (tests/peers/watch_server.ts) under a Content-Security-Policy without `'unsafe-eval'`: first as the page's
- * module, then, started by it, as a dedicated module Worker (whose policy comes with its script). In each context it
- * runs the checks of tests/peers/watch_checks.ts for every stream pair the server lists at `/names`, POSTs each result
- * to `/result?context=C&name=N`, then the code generation check and the live watch to `/done?context=C`; a fault goes
- * to `/failed?context=C`. The page starts the Worker once its own checks are done (the server has one live watch at a
- * time).
+ * The module that scripts/browser-check.ts runs in Chromium or Firefox, bundled with watchwire by esbuild and served by
+ * the watch server (tests/peers/watch_server.ts) under a Content-Security-Policy without `'unsafe-eval'`: first as the
+ * page's module, then, started by it, as a dedicated module Worker (whose policy comes with its script). In each
+ * context it runs the checks of tests/peers/watch_checks.ts for every stream pair the server lists at `/names`, POSTs
+ * each result to `/result?context=C&name=N`, then the code generation check and the live watch to `/done?context=C`; a
+ * fault goes to `/failed?context=C`. The page starts the Worker once its own checks are done (the server has one live
+ * watch at a time).
  *
  * @module
  */

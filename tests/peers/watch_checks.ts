@@ -1,8 +1,8 @@
 /**
  * What a runtime without Node APIs does with watches from the watch server (tests/peers/watch_server.ts), reported as
  * plain data for the test to check (tests/_watch_check_results.ts): bundled with watchwire by esbuild and run as a
- * Worker in workerd (tests/peers/workerd_worker.ts) and as a page's module in Chromium
- * (tests/peers/browser_page.ts). Only what both have: `fetch`, Web Streams.
+ * Worker in workerd (tests/peers/workerd_worker.ts) and as a page's module in Chromium and Firefox
+ * (tests/peers/browser_page.ts). Only what all have: `fetch`, Web Streams.
  *
  * @module
  */
