@@ -6,24 +6,15 @@
 // loopback port; every `fetch` it makes goes to one loopback server (`outbound`, its only way out), whatever the URL.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./free-port.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** The compatibility date the Workers are run with (at most workerd's own date). */
 const COMPATIBILITY_DATE = "2026-11-01";
-
-/** A port free on loopback now. */
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /**
  * Starts workerd with the Worker `module` (ES module source) and waits until it answers. `outbound`: `host:port` of the

@@ -8,7 +8,6 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -21,6 +20,7 @@ import {
   GrpcMessageDecoderStream,
   type Http2Exchange,
 } from "../../mod.ts";
+import { freePort } from "../../scripts/free-port.mjs";
 import { type RecordedConnection, startRecordingProxy } from "./recording_proxy.ts";
 
 export const ETCD_INSTALL = "apt-get update && apt-get install -y etcd-server etcd-client";
@@ -40,17 +40,6 @@ export function etcdVersions(): { etcd: string; etcdctl: string } {
     return r.stdout.trim();
   };
   return { etcd: run("etcd", ["--version"]), etcdctl: run("etcdctl", ["version"]) };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
