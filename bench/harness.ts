@@ -1,8 +1,8 @@
 /**
- * The benchmarks' measuring loop and result format, the same in Node, Deno and Bun: plain `performance.now()` timing,
- * warmup, cases interleaved round by round in a rotating order (so drift in CPU speed and GC debt hit baseline and
- * candidate alike), and medians. Each benchmark prints one {@linkcode BenchResult} as JSON on
- * the last line of stdout; progress goes to stderr.
+ * The benchmarks' measuring loop and result format, the same in Node, Deno, Bun and browsers: plain `performance.now()`
+ * timing, warmup, cases interleaved round by round in a rotating order (so drift in CPU speed and GC debt hit baseline
+ * and candidate alike), and medians. Each benchmark prints one {@linkcode BenchResult} as JSON on the last line of
+ * stdout; progress goes to stderr.
  *
  * @module
  */
@@ -10,7 +10,7 @@ import process from "node:process";
 
 /** Which runtime this is. */
 export interface RuntimeInfo {
-  name: "node" | "deno" | "bun";
+  name: "node" | "deno" | "bun" | "chromium" | "firefox";
   version: string;
   engine: string;
 }
@@ -19,7 +19,13 @@ export function runtimeInfo(): RuntimeInfo {
   const v = process.versions as Record<string, string | undefined>;
   if (v.bun !== undefined) return { name: "bun", version: v.bun, engine: "JavaScriptCore" };
   if (v.deno !== undefined) return { name: "deno", version: v.deno, engine: `V8 ${v.v8}` };
-  return { name: "node", version: process.versions.node, engine: `V8 ${v.v8}` };
+  if (v.node !== undefined) return { name: "node", version: v.node, engine: `V8 ${v.v8}` };
+  // A browser (scripts/browser-bench.ts; its `process` has no versions): what its user agent says.
+  const agent = navigator.userAgent;
+  const firefox = /Firefox\/([\d.]+)/.exec(agent);
+  if (firefox !== null) return { name: "firefox", version: firefox[1], engine: "SpiderMonkey" };
+  const chrome = /Chrome\/([\d.]+)/.exec(agent);
+  return { name: "chromium", version: chrome?.[1] ?? agent, engine: "V8" };
 }
 
 /** `--quick`: small inputs and few rounds, for a smoke run. */

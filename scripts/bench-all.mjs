@@ -11,6 +11,10 @@
 //                                      --runtime=a,b and --bench=a,b
 //   npm run bench -- alternatives      the optional appendix (prototypes of speed-ups), not in the default run
 //   npm run bench -- --all             the default run plus the appendix (about 1.5 minutes more)
+//   npm run bench -- node node-lts deno bun chromium firefox
+//                                      also in headless Chromium and Firefox (Debian's chromium and firefox-esr;
+//                                      scripts/browser-bench.ts), which run only when named, and only the benchmarks
+//                                      that need no Node API but node:fs and node:process (`browser: true`)
 //
 // Nothing here asserts on timings: a missed target is reported in RESULTS.md, the exit code only says whether every
 // benchmark ran.
@@ -26,6 +30,7 @@ const bin = (name) => `${root}node_modules/.bin/${name}`;
 const BENCHMARKS = [
   {
     name: "ndjson_pipeline",
+    browser: true, // uses no Node API but node:fs and node:process, which scripts/browser-bench.ts stands in for
     file: "bench/ndjson_pipeline.bench.ts",
     title: "1. NDJSON → WatchEvent pipeline vs `JSON.parse` (the limit)",
     about: [
@@ -55,6 +60,7 @@ const BENCHMARKS = [
   },
   {
     name: "chunked",
+    browser: true,
     file: "bench/chunked.bench.ts",
     title: "3. HTTP/1.1 chunked decoding vs a plain copy",
     about: [
@@ -103,6 +109,7 @@ const BENCHMARKS = [
   },
   {
     name: "http2",
+    browser: true,
     file: "bench/http2.bench.ts",
     title: "6. HTTP/2 frames and DATA delivery vs a plain copy",
     about: [
@@ -138,6 +145,7 @@ const BENCHMARKS = [
   },
   {
     name: "kubernetes_protobuf",
+    browser: true,
     file: "bench/kubernetes_protobuf.bench.ts",
     title: "8. Kubernetes protobuf watch vs the JSON watch of the same objects",
     about: [
@@ -161,6 +169,7 @@ const BENCHMARKS = [
   },
   {
     name: "msgpack",
+    browser: true,
     file: "bench/msgpack.bench.ts",
     title: "9. msgpack event streams vs JSON: size and speed",
     about: [
@@ -203,6 +212,15 @@ const RUNTIMES = [
     version: () => firstLine(bin("deno"), ["--version"]),
   },
   { name: "bun", command: bin("bun"), args: [], version: () => `bun ${firstLine(bin("bun"), ["--version"])}` },
+  // Browsers (Debian's packages, not from npm): only when named. Each runs the benchmarks marked `browser: true`.
+  ...[["chromium", "chromium"], ["firefox", "firefox-esr"]].map(([name, command]) => ({
+    name,
+    browser: true,
+    optional: true,
+    command: process.execPath,
+    args: ["--import", "tsx", "scripts/browser-bench.ts", command],
+    version: () => firstLine(command, ["--version"]),
+  })),
 ];
 
 // ---- arguments ----
@@ -220,7 +238,7 @@ for (const arg of argv) {
     else throw new Error(`unknown option ${arg}`);
   }
 }
-const runtimes = RUNTIMES.filter((r) => wantRuntimes.size === 0 || wantRuntimes.has(r.name));
+const runtimes = RUNTIMES.filter((r) => wantRuntimes.size === 0 ? !r.optional : wantRuntimes.has(r.name));
 // Optional benchmarks run only when named.
 const benches = BENCHMARKS.filter((b) =>
   wantBenches.size === 0 ? all || !b.optional : [...wantBenches].some((w) => b.name.includes(w))
@@ -234,7 +252,8 @@ if (runtimes.length === 0 || benches.length === 0) {
 
 function firstLine(command, args) {
   try {
-    return execFileSync(command, args, { encoding: "utf8" }).split("\n")[0].trim();
+    // stderr ignored: Debian's chromium launcher prints a shell warning there on some machines.
+    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0].trim();
   } catch (error) {
     return `unknown (${error.message.split("\n")[0]})`;
   }
@@ -284,6 +303,10 @@ const loadBefore = os.loadavg();
 const outcomes = new Map(); // `${bench}/${runtime}` -> outcome
 for (const bench of benches) {
   for (const runtime of runtimes) {
+    if (runtime.browser && !bench.browser) {
+      outcomes.set(`${bench.name}/${runtime.name}`, { ok: false, skipped: true });
+      continue;
+    }
     console.error(`\n=== ${bench.name} on ${runtime.name}${quick ? " (quick)" : ""} ===`);
     const outcome = await run(runtime, bench);
     outcomes.set(`${bench.name}/${runtime.name}`, outcome);
@@ -374,6 +397,16 @@ md.push(
     "`configmap-30k` (ConfigMaps with ~29 KB of properties files, some lines non-ASCII).",
   "- The machine is shared and small: treat differences of a few percent as noise; the IQR column shows how " +
     "steady each ratio was.",
+  ...(runtimes.some((r) => r.browser)
+    ? [
+      "- Browsers (`chromium`, `firefox`: Debian's packages, headless; only when named): scripts/browser-bench.ts " +
+      "bundles the benchmark with esbuild, `node:fs` and `node:process` replaced by bench/browser/, and runs it in " +
+      "a dedicated module Worker of a cross-origin isolated page on loopback (so `performance.now()` has the finest " +
+      "resolution the browser gives: Firefox's profile also turns off its rounding to 1 ms). Chromium runs with " +
+      "`--js-flags=--expose-gc`, so the one full GC after warmup happens there as in Node and Deno; Firefox exposes " +
+      "none, so it has none. The same code as in the other runtimes, the same inputs, the same rounds.",
+    ]
+    : []),
   "",
 );
 
@@ -382,6 +415,10 @@ for (const bench of benches) {
   for (const line of bench.about) md.push(line, "");
   for (const runtime of runtimes) {
     const o = outcomes.get(`${bench.name}/${runtime.name}`);
+    if (o.skipped) {
+      md.push(`### ${runtime.name}`, "", "Not run: this benchmark needs Node APIs a browser does not have.", "");
+      continue;
+    }
     if (!o.ok) {
       md.push(`### ${runtime.name}`, "", `**Did not run**: ${cell(o.error)}`, "");
       continue;
@@ -405,7 +442,7 @@ for (const bench of benches) {
 }
 
 writeFileSync(`${root}bench/RESULTS.md`, md.join("\n"));
-const failed = [...outcomes.entries()].filter(([, o]) => !o.ok);
+const failed = [...outcomes.entries()].filter(([, o]) => !o.ok && !o.skipped);
 console.error(
   `\nwrote bench/RESULTS.md (${wallSeconds.toFixed(0)} s)${failed.length ? `; failed: ${failed.map(([k]) => k)}` : ""}`,
 );

@@ -8,29 +8,24 @@
  * Worker too, whose policy comes with its script), each protobuf stream the same events as its JSON stream (metadata
  * mode too), every live event delivered as it came.
  *
- * A script rather than a test: browsers do not come from npm (their npm packages download them from elsewhere, which
- * this project's machines cannot reach), so `npm test` does not need one; .ci/run installs Debian's `chromium` and
- * `firefox-esr` and runs this with each.
+ * A script rather than a test: browsers do not come from npm (see scripts/browser.ts), so `npm test` does not need one;
+ * .ci/run installs Debian's `chromium` and `firefox-esr` and runs this with each.
  *
  *   node --import tsx scripts/browser-check.ts [BROWSER=chromium]   (chromium, firefox-esr, or a path to either)
  */
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { checkCodegenForbidden, checkKept, checkLiveWatch, checkPairResult } from "../tests/_watch_check_results.ts";
 import type { Codegen, Ended, PairResult } from "../tests/peers/watch_checks.ts";
 import { LIVE, pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
+import { type RunningBrowser, startBrowser } from "./browser.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const browserCommand = process.argv[2] ?? "chromium";
-// Which browser it is decides how it is started headless with a profile of its own.
-const isFirefox = /firefox/i.test(browserCommand.split("/").pop()!);
 // Scripts from the page's origin only: no 'unsafe-eval', no inline script.
 const CSP = "default-src 'self'; script-src 'self'";
 const PAGE =
@@ -42,14 +37,6 @@ interface Done {
   live: Ended & { events: unknown[] };
 }
 
-const version = spawnSync(browserCommand, ["--version"], { encoding: "utf8" });
-if (version.status !== 0) {
-  console.error(
-    `${browserCommand} does not run (${version.error?.message ?? version.stderr}); on Debian: ` +
-      `apt-get install ${isFirefox ? "firefox-esr" : "chromium"}`,
-  );
-  process.exit(1);
-}
 const built = spawnSync(
   join(root, "node_modules", ".bin", "esbuild"),
   [join(root, "tests", "peers", "browser_page.ts"), "--bundle", "--format=esm", "--platform=browser"],
@@ -107,51 +94,19 @@ const server = await startWatchServer((req, res, url) => {
   return false;
 });
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-function chromiumArgs(profile: string): string[] {
-  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  return [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--no-default-browser-check",
-    `--user-data-dir=${profile}`,
-    `${origin}/`,
-  ];
+let browser: RunningBrowser;
+try {
+  browser = startBrowser(browserCommand, `${origin}/`);
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  await stopWatchServer(server);
+  process.exit(1);
 }
-
-function firefoxArgs(profile: string): string[] {
-  // A fresh profile whose prefs keep the first run quiet: no default-browser prompt, no welcome or privacy-notice tab
-  // (which would open in place of the page), no telemetry or update checks (this machine reaches no such service).
-  const prefs: Record<string, string | boolean> = {
-    "browser.shell.checkDefaultBrowser": false,
-    "browser.aboutwelcome.enabled": false,
-    "browser.startup.homepage_override.mstone": "ignore",
-    "datareporting.policy.dataSubmissionEnabled": false,
-    "toolkit.telemetry.reportingpolicy.firstRun": false,
-    "app.update.enabled": false,
-    "app.normandy.enabled": false,
-  };
-  writeFileSync(
-    join(profile, "user.js"),
-    Object.entries(prefs).map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
-      .join(""),
-  );
-  return ["--headless", "--no-remote", "--profile", profile, `${origin}/`];
-}
-
-const profile = mkdtempSync(join(tmpdir(), "watchwire-browser-"));
-const browser = spawn(browserCommand, isFirefox ? firefoxArgs(profile) : chromiumArgs(profile), {
-  stdio: ["ignore", "ignore", "pipe"],
-  detached: true, // its own process group, ended whole below
-});
-let log = "";
-browser.stderr.on("data", (chunk) => (log += chunk));
-browser.on(
-  "exit",
-  (code) => settle.failed(new Error(`${browserCommand} exited (${code}) before the page was done: ${log}`)),
+browser.exited.catch((error) => settle.failed(new Error(`before the page was done: ${error.message}`)));
+const timer = setTimeout(
+  () => settle.failed(new Error(`the page was not done after 300 s: ${browser.log()}`)),
+  300_000,
 );
-const timer = setTimeout(() => settle.failed(new Error(`the page was not done after 300 s: ${log}`)), 300_000);
 
 let status = 0;
 try {
@@ -170,7 +125,7 @@ try {
     checkCodegenForbidden(done.codegen, `a ${context} whose Content-Security-Policy has no 'unsafe-eval'`);
     checkLiveWatch(done.live);
     console.log(
-      `${version.stdout.trim()}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
+      `${browser.version}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
         `blocked by the CSP; ${streamPairs.length} stream pairs, ${events} protobuf events equal to their JSON ` +
         `streams', ${kept} objects kept as bytes in metadata mode; the live watch: ${done.live.events.length} events, ` +
         `each as it was sent`,
@@ -181,14 +136,7 @@ try {
   status = 1;
 } finally {
   clearTimeout(timer);
-  browser.removeAllListeners("exit");
-  // Its profile is removed once it and its helper processes have exited (they write there until then).
-  if (browser.exitCode === null && browser.signalCode === null) {
-    const exited = once(browser, "exit");
-    process.kill(-browser.pid!, "SIGTERM");
-    await exited;
-  }
+  await browser.stop();
   await stopWatchServer(server);
-  rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 process.exit(status);

@@ -1,0 +1,117 @@
+/**
+ * A headless browser from Debian's packages (`chromium`, or `firefox-esr`), started on one URL with a profile of its
+ * own, for scripts/browser-check.ts and scripts/browser-bench.ts. Browsers do not come from npm (their npm packages
+ * download them from elsewhere, which this project's machines cannot reach), so neither script is part of `npm test`.
+ *
+ * @module
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+
+/** A browser running headless, in its own process group. */
+export interface RunningBrowser {
+  /** What `--version` printed, e.g. "Mozilla Firefox 153.7.0esr". */
+  version: string;
+  /** Its output on stderr so far. */
+  log(): string;
+  /** Rejects when the browser exits before {@linkcode RunningBrowser.stop} (already handled). */
+  exited: Promise<never>;
+  /** Ends the browser and all its helper processes, then removes its profile. */
+  stop(): Promise<void>;
+}
+
+export interface BrowserOptions {
+  /**
+   * For timing: Firefox's full `performance.now()` precision (it rounds to 1 ms by default, against fingerprinting)
+   * and `gc()` in Chromium's contexts (V8's `--expose-gc`, as the benchmarks get in Node and Deno).
+   */
+  forBenchmarks?: boolean;
+}
+
+/** Whether `command` (a name or a path) is a Firefox. */
+export function isFirefox(command: string): boolean {
+  return /firefox/i.test(command.split("/").pop()!);
+}
+
+/** `--version` of `command`, or an Error saying how to install it. */
+export function browserVersion(command: string): string {
+  const version = spawnSync(command, ["--version"], { encoding: "utf8" });
+  if (version.status !== 0) {
+    throw new Error(
+      `${command} does not run (${version.error?.message ?? version.stderr}); on Debian: ` +
+        `apt-get install ${isFirefox(command) ? "firefox-esr" : "chromium"}`,
+    );
+  }
+  return version.stdout.trim();
+}
+
+function chromiumArgs(profile: string, url: string, options: BrowserOptions): string[] {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+  return [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    ...(options.forBenchmarks ? ["--js-flags=--expose-gc"] : []),
+    `--user-data-dir=${profile}`,
+    url,
+  ];
+}
+
+function firefoxArgs(profile: string, url: string, options: BrowserOptions): string[] {
+  // A fresh profile whose prefs keep the first run quiet: no default-browser prompt, no welcome or privacy-notice tab
+  // (which would open in place of the page), no telemetry or update checks (this machine reaches no such service).
+  const prefs: Record<string, string | boolean> = {
+    "browser.shell.checkDefaultBrowser": false,
+    "browser.aboutwelcome.enabled": false,
+    "browser.startup.homepage_override.mstone": "ignore",
+    "datareporting.policy.dataSubmissionEnabled": false,
+    "toolkit.telemetry.reportingpolicy.firstRun": false,
+    "app.update.enabled": false,
+    "app.normandy.enabled": false,
+    ...(options.forBenchmarks ? { "privacy.reduceTimerPrecision": false } : {}),
+  };
+  writeFileSync(
+    join(profile, "user.js"),
+    Object.entries(prefs).map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
+      .join(""),
+  );
+  return ["--headless", "--no-remote", "--profile", profile, url];
+}
+
+/** Starts `command` (chromium or firefox-esr, or a path to either) headless on `url`. */
+export function startBrowser(command: string, url: string, options: BrowserOptions = {}): RunningBrowser {
+  const version = browserVersion(command);
+  const profile = mkdtempSync(join(tmpdir(), "watchwire-browser-"));
+  const args = isFirefox(command) ? firefoxArgs(profile, url, options) : chromiumArgs(profile, url, options);
+  const browser = spawn(command, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true, // its own process group, ended whole by stop()
+  });
+  let log = "";
+  browser.stderr.on("data", (chunk) => (log += chunk));
+  const exited = new Promise<never>((_, reject) => {
+    browser.on("exit", (code) => reject(new Error(`${command} exited (${code}): ${log}`)));
+  });
+  exited.catch(() => {});
+  return {
+    version,
+    log: () => log,
+    exited,
+    async stop() {
+      browser.removeAllListeners("exit");
+      // Its profile is removed once it and its helper processes have exited (they write there until then).
+      if (browser.exitCode === null && browser.signalCode === null) {
+        const gone = once(browser, "exit");
+        process.kill(-browser.pid!, "SIGTERM");
+        await gone;
+      }
+      rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    },
+  };
+}
