@@ -19,9 +19,15 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { checkCodegenForbidden, checkKept, checkLiveWatch, checkPairResult } from "../tests/_watch_check_results.ts";
-import type { Codegen, Ended, PairResult } from "../tests/peers/watch_checks.ts";
-import { LIVE, pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
+import {
+  checkCodegenForbidden,
+  checkKept,
+  checkLiveWatch,
+  checkMsgpackRoundTrip,
+  checkPairResult,
+} from "../tests/_watch_check_results.ts";
+import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "../tests/peers/watch_checks.ts";
+import { pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
 import { type RunningBrowser, startBrowser } from "./browser.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -35,6 +41,7 @@ const PAGE =
 interface Done {
   codegen: Codegen;
   live: Ended & { events: unknown[] };
+  msgpack: MsgpackRoundTrip;
 }
 
 const built = spawnSync(
@@ -72,11 +79,6 @@ const server = await startWatchServer((req, res, url) => {
       "content-security-policy": CSP,
     });
     res.end(html ? PAGE : built.stdout);
-    return true;
-  }
-  if (url.pathname === "/names") {
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ names: streamPairs.map(pairName), live: LIVE }));
     return true;
   }
   if (req.method === "POST" && ["/result", "/done", "/failed"].includes(url.pathname)) {
@@ -124,11 +126,14 @@ try {
     checkKept(kept, streamPairs.length);
     checkCodegenForbidden(done.codegen, `a ${context} whose Content-Security-Policy has no 'unsafe-eval'`);
     checkLiveWatch(done.live);
+    await checkMsgpackRoundTrip(done.msgpack, streamPairs);
+    const { msgpack } = done;
     console.log(
       `${browser.version}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
         `blocked by the CSP; ${streamPairs.length} stream pairs, ${events} protobuf events equal to their JSON ` +
         `streams', ${kept} objects kept as bytes in metadata mode; the live watch: ${done.live.events.length} events, ` +
-        `each as it was sent`,
+        `each as it was sent; msgpack: ${msgpack.events} events round trip, ${msgpack.bytes} bytes` +
+        (msgpack.violations === null ? "" : `, ${msgpack.violations} CSP violation report(s) while it ran`),
     );
   }
 } catch (error) {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { JsonWatchEventDecoderStream } from "../mod.ts";
 import type { StreamPair } from "./_kubernetes_streams.ts";
 import { drain, streamOf } from "./_util.ts";
-import type { Codegen, Ended, PairResult } from "./peers/watch_checks.ts";
+import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "./peers/watch_checks.ts";
 import { fixtures, JSON_WATCH, LIVE_EVENTS, pairName, PROTOBUF_WATCH } from "./peers/watch_server.ts";
 
 /** `eval` and `new Function` both threw an EvalError `where` (a Worker, a page whose CSP forbids `'unsafe-eval'`). */
@@ -68,4 +68,23 @@ export function checkKept(kept: number, pairs: number): void {
 export function checkLiveWatch(live: Ended & { events: unknown[] }): void {
   assert.equal(live.error, undefined);
   assert.deepEqual(live.events.map((e) => (e as { type: string }).type), LIVE_EVENTS);
+}
+
+/**
+ * Every JSON stream's events (those before a kind that is not an object refuses its BOOKMARK) went through msgpack
+ * there and came back the same: as many events as this runtime decodes from the fixtures, no difference.
+ */
+export async function checkMsgpackRoundTrip(result: MsgpackRoundTrip, pairs: readonly StreamPair[]): Promise<void> {
+  let events = 0;
+  for (const pair of pairs) {
+    const here = await drain(
+      streamOf([new Uint8Array(readFileSync(join(fixtures, pair.json)))]).pipeThrough(
+        new JsonWatchEventDecoderStream<unknown>(),
+      ),
+    );
+    events += here.values.length;
+  }
+  assert.equal(result.difference, null, "msgpack round trip");
+  assert.equal(result.events, events, "events through msgpack");
+  assert.ok(result.bytes > 0);
 }

@@ -10,7 +10,9 @@
  *   JSON stream, which decodes to what this runtime makes of it; metadata mode gives the same apiVersion, kind and
  *   metadata, and `decode()` the whole object;
  * - a watch whose server sends each event only after the Worker has received the one before is decoded to the end:
- *   events are delivered as their bytes arrive.
+ *   events are delivered as their bytes arrive;
+ * - every JSON stream's events go through msgpack (`MsgpackEventEncoderStream`, `MsgpackEventDecoderStream`) there and
+ *   come back the same, although msgpackr's `new Function` fails there (it falls back).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -19,14 +21,20 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type RunningWorker, startWorker } from "../scripts/workerd.mjs";
-import { checkCodegenForbidden, checkKept, checkLiveWatch, checkPairResult } from "./_watch_check_results.ts";
-import type { Codegen, Ended, PairResult } from "./peers/watch_checks.ts";
+import {
+  checkCodegenForbidden,
+  checkKept,
+  checkLiveWatch,
+  checkMsgpackRoundTrip,
+  checkPairResult,
+} from "./_watch_check_results.ts";
+import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "./peers/watch_checks.ts";
 import { LIVE, pairName, startWatchServer, stopWatchServer, streamPairs } from "./peers/watch_server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 test(
-  "workerd (Cloudflare Workers' runtime): code generation is forbidden; every kind's protobuf watch decodes there as its JSON watch; events arrive as they are sent",
+  "workerd (Cloudflare Workers' runtime): code generation is forbidden; every kind's protobuf watch decodes there as its JSON watch; events arrive as they are sent; msgpack round trips",
   { timeout: 300_000 },
   async () => {
     const server = await startWatchServer();
@@ -56,6 +64,7 @@ test(
       }
       checkKept(kept, streamPairs.length);
       checkLiveWatch(await ask<Ended & { events: unknown[] }>("/live", { name: LIVE }));
+      await checkMsgpackRoundTrip(await ask<MsgpackRoundTrip>("/msgpack"), streamPairs);
     } finally {
       worker?.stop();
       await stopWatchServer(server);

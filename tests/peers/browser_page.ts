@@ -3,13 +3,14 @@
  * the watch server (tests/peers/watch_server.ts) under a Content-Security-Policy without `'unsafe-eval'`: first as the
  * page's module, then, started by it, as a dedicated module Worker (whose policy comes with its script). In each
  * context it runs the checks of tests/peers/watch_checks.ts for every stream pair the server lists at `/names`, POSTs
- * each result to `/result?context=C&name=N`, then the code generation check and the live watch to `/done?context=C`; a
+ * each result to `/result?context=C&name=N`, then the code generation check, the live watch and the msgpack round trip
+ * to `/done?context=C`; a
  * fault goes to `/failed?context=C`. The page starts the Worker once its own checks are done (the server has one live
  * watch at a time).
  *
  * @module
  */
-import { codegen, decodePair, followLiveWatch } from "./watch_checks.ts";
+import { codegen, decodePair, followLiveWatch, msgpackRoundTrip } from "./watch_checks.ts";
 
 const context = "document" in globalThis ? "page" : "worker";
 const post = (path: string, body: unknown) =>
@@ -19,7 +20,8 @@ try {
   const origin = location.origin;
   const { names, live } = (await (await fetch("/names")).json()) as { names: string[]; live: string };
   for (const name of names) await post(`/result?name=${encodeURIComponent(name)}`, await decodePair(origin, name));
-  await post("/done", { codegen: codegen(), live: await followLiveWatch(origin, live) });
+  const msgpack = await msgpackRoundTrip(origin);
+  await post("/done", { codegen: codegen(), live: await followLiveWatch(origin, live), msgpack });
   if (context === "page") new Worker("/page.js", { type: "module" });
 } catch (error) {
   await post("/failed", { error: error instanceof Error ? `${error.stack ?? error}` : String(error) });

@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { DecodeError, decodeWatchResponse, KubernetesProtobufObject, type WatchEvent } from "../../mod.ts";
+import {
+  DecodeError,
+  decodeWatchResponse,
+  KubernetesProtobufObject,
+  MsgpackEventDecoderStream,
+  MsgpackEventEncoderStream,
+  type WatchEvent,
+} from "../../mod.ts";
 
 /** How a decoded stream ended: the error that ended it (name and, for a DecodeError, its code), if any. */
 export interface Ended {
@@ -99,4 +106,97 @@ export function codegen(): Codegen {
   // Indirect eval: what a bundler cannot rewrite.
   const indirectEval = globalThis.eval;
   return { eval: attempt(() => indirectEval("1")), Function: attempt(() => new Function("return 1")()) };
+}
+
+/** The msgpack round trip of every JSON stream's events here: how many, how many bytes, and the first difference. */
+export interface MsgpackRoundTrip {
+  events: number;
+  bytes: number;
+  /** Where the decoded events first differ from the encoded ones (a path and both values), or null. */
+  difference: string | null;
+  /** CSP violations reported while it ran (msgpackr tries `new Function` for shapes it reads often), or null. */
+  violations: number | null;
+}
+
+/** Where `b` first differs from `a` (`Object.is` for primitives, the same keys in the same order), or null. */
+function firstDifference(a: unknown, b: unknown, path: string): string | null {
+  if (Object.is(a, b)) return null;
+  const show = (v: unknown) => (Object.is(v, -0) ? "-0" : JSON.stringify(v) ?? String(v)).slice(0, 80);
+  if (
+    typeof a !== "object" || typeof b !== "object" || a === null || b === null || Array.isArray(a) !== Array.isArray(b)
+  ) {
+    return `${path}: ${show(a)} became ${show(b)}`;
+  }
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.join("\0") !== keysB.join("\0")) return `${path}: keys ${show(keysA)} became ${show(keysB)}`;
+  for (const key of keysA) {
+    const found = firstDifference(
+      (a as Record<string, unknown>)[key],
+      (b as Record<string, unknown>)[key],
+      `${path}.${key}`,
+    );
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * Decodes the JSON stream of every stream pair the watch server lists (`ORIGIN/names`), writes all their events as one
+ * msgpack event stream (`MsgpackEventEncoderStream`), reads it back in pieces of 1 to 4096 bytes
+ * (`MsgpackEventDecoderStream`) and compares: msgpack's round trip where code generation may be forbidden.
+ */
+export async function msgpackRoundTrip(origin: string): Promise<MsgpackRoundTrip> {
+  const { names } = (await (await fetch(`${origin}/names`)).json()) as { names: string[] };
+  const events: WatchEvent<unknown>[] = [];
+  for (const name of names) {
+    const response = await fetch(`${origin}/streams/${encodeURIComponent(name)}.json`);
+    try {
+      for await (const event of decodeWatchResponse(response)) events.push(event);
+    } catch {
+      // Kinds that are not objects refuse their BOOKMARK: the events before it are the ones to send.
+    }
+  }
+  let violations: number | null = null;
+  const count = () => violations !== null && violations++;
+  if ("SecurityPolicyViolationEvent" in globalThis) {
+    violations = 0;
+    addEventListener("securitypolicyviolation", count);
+  }
+  try {
+    const encoded = new Uint8Array(
+      await new Response(
+        new ReadableStream<WatchEvent<unknown>>({
+          start(controller) {
+            for (const event of events) controller.enqueue(event);
+            controller.close();
+          },
+        }).pipeThrough(new MsgpackEventEncoderStream()),
+      ).arrayBuffer(),
+    );
+    let state = 0x2545f491;
+    const pieces = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < encoded.length;) {
+          state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) ^ 0x9e3779b9;
+          const size = 1 + ((state >>> 8) % 4096);
+          controller.enqueue(encoded.slice(at, at + size));
+          at += size;
+        }
+        controller.close();
+      },
+    });
+    const decoded: unknown[] = [];
+    for await (const event of pieces.pipeThrough(new MsgpackEventDecoderStream())) decoded.push(event);
+    // Reports come in a task of their own after the violation.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return {
+      events: events.length,
+      bytes: encoded.length,
+      difference: firstDifference(events, decoded, "events"),
+      violations,
+    };
+  } finally {
+    if (violations !== null) removeEventListener("securitypolicyviolation", count);
+  }
 }

@@ -4,6 +4,7 @@
  *
  * - `/streams/NAME.pb` and `/streams/NAME.json`: the fixture, with its watch Content-Type, chunked, written in uneven
  *   pieces of 1 to 4096 bytes (many HTTP chunks, uneven reads).
+ * - `/names`: `{ names, live }`, the names of the stream pairs and of the live watch.
  * - `/live/NAME`: the protobuf stream's frames one at a time: the first at once, frame K+1 when `/ack?n=K` comes, the
  *   end after the last ack; after 10 s without an ack the watch ends (so that a reader that waits for more bytes than
  *   an event's gets fewer events rather than hanging).
@@ -60,6 +61,9 @@ export function startWatchServer(extra?: ExtraRoute): Promise<Server> {
       const bytes = new Uint8Array(readFileSync(join(fixtures, "streams", `${streams[1]}.${streams[2]}`)));
       res.writeHead(200, { "content-type": streams[2] === "pb" ? PROTOBUF_WATCH : JSON_WATCH });
       writeInPieces(res, bytes, streams[1].length * 7919 + bytes.length);
+    } else if (url.pathname === "/names") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ names: streamPairs.map(pairName), live: LIVE }));
     } else if (url.pathname === `/live/${LIVE}`) {
       res.writeHead(200, { "content-type": PROTOBUF_WATCH });
       live = { res, frames: framesOf(new Uint8Array(readFileSync(join(fixtures, "streams", `${LIVE}.pb`)))) };

@@ -5,10 +5,11 @@
  * - `/codegen`: {@linkcode codegen} (a Worker forbids both `eval` and `new Function`).
  * - `/pair?origin=O&name=N`: {@linkcode decodePair} of the stream pair N from the watch server at O.
  * - `/live?origin=O&name=N`: {@linkcode followLiveWatch} of the live watch N at O.
+ * - `/msgpack?origin=O`: {@linkcode msgpackRoundTrip} of every JSON stream at O.
  *
  * @module
  */
-import { codegen, decodePair, followLiveWatch } from "./watch_checks.ts";
+import { codegen, decodePair, followLiveWatch, msgpackRoundTrip } from "./watch_checks.ts";
 
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -18,6 +19,7 @@ export default {
     if (url.pathname === "/codegen") return Response.json(codegen());
     if (url.pathname === "/pair") return Response.json(await decodePair(origin, name));
     if (url.pathname === "/live") return Response.json(await followLiveWatch(origin, name));
+    if (url.pathname === "/msgpack") return Response.json(await msgpackRoundTrip(origin));
     return new Response("not found", { status: 404 });
   },
 };
