@@ -8,14 +8,14 @@
  *
  *   node --import tsx scripts/browser-bench.ts BROWSER bench/FILE.bench.ts [--quick]
  */
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFile } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { startBrowser } from "./browser.ts";
+import { postedText, startBrowser } from "./browser.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const [browserCommand, benchFile] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
@@ -76,16 +76,6 @@ const worker = await bundle({
 });
 const page = await bundle({ entryPoints: [join(root, "bench", "browser", "page.ts")] });
 
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((done, failed) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk) => (text += chunk));
-    req.on("end", () => done(text));
-    req.on("error", failed);
-  });
-}
-
 // Cross-origin isolation (same-origin only, which is all there is) gives the page and its Worker the finest timer the
 // browser has.
 const ISOLATED = { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
@@ -97,7 +87,7 @@ const server = createServer(async (req, res) => {
   const url = new URL(req.url ?? "/", "http://localhost");
   try {
     if (req.method === "POST") {
-      const text = await body(req);
+      const text = await postedText(req);
       res.writeHead(204).end();
       if (url.pathname === "/stdout") stdout += text;
       else if (url.pathname === "/stderr") process.stderr.write(text);

@@ -14,7 +14,6 @@
  *   node --import tsx scripts/browser-check.ts [BROWSER=chromium]   (chromium, firefox-esr, or a path to either)
  */
 import { spawnSync } from "node:child_process";
-import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
@@ -28,7 +27,7 @@ import {
 } from "../tests/_watch_check_results.ts";
 import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "../tests/peers/watch_checks.ts";
 import { pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
-import { type RunningBrowser, startBrowser } from "./browser.ts";
+import { postedText, type RunningBrowser, startBrowser } from "./browser.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const browserCommand = process.argv[2] ?? "chromium";
@@ -54,16 +53,6 @@ if (built.status !== 0) {
   process.exit(1);
 }
 
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk) => (text += chunk));
-    req.on("end", () => resolve(text));
-    req.on("error", reject);
-  });
-}
-
 /** The two contexts the module runs in, in order: the page, then a dedicated Worker it starts. */
 const CONTEXTS = ["page", "worker"] as const;
 type Context = typeof CONTEXTS[number];
@@ -82,7 +71,7 @@ const server = await startWatchServer((req, res, url) => {
     return true;
   }
   if (req.method === "POST" && ["/result", "/done", "/failed"].includes(url.pathname)) {
-    body(req).then((text) => {
+    postedText(req).then((text) => {
       res.writeHead(204).end();
       const value = JSON.parse(text);
       const context = url.searchParams.get("context") as Context;

@@ -2,12 +2,14 @@
  * A headless browser from Debian's packages (`chromium`, or `firefox-esr`), started on one URL with a profile of its
  * own, for scripts/browser-check.ts and scripts/browser-bench.ts. Browsers do not come from npm (their npm packages
  * download them from elsewhere, which this project's machines cannot reach), so neither script is part of `npm test`.
+ * Also what both scripts' servers need to read what a page POSTs back.
  *
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -114,4 +116,15 @@ export function startBrowser(command: string, url: string, options: BrowserOptio
       rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
+}
+
+/** The text of a request's body: what a page in the browser POSTs back to the script's server. */
+export function postedText(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk) => (text += chunk));
+    req.on("end", () => resolve(text));
+    req.on("error", reject);
+  });
 }
