@@ -1,5 +1,5 @@
 /**
- * Runs one benchmark of bench/ in a headless browser (scripts/browser.ts: Debian's `chromium` or `firefox-esr`), for
+ * Runs one benchmark of bench/ in a headless browser (scripts/browser.mjs: Debian's `chromium` or `firefox-esr`), for
  * scripts/bench-all.mjs, which treats it as one more runtime: the benchmark is bundled by esbuild with `node:process`
  * and `node:fs` replaced by bench/browser/process.ts and fs.ts, served from loopback with the fixtures it reads, and
  * run in a dedicated module Worker of a cross-origin isolated page (so `performance.now()` is as precise as the browser
@@ -15,7 +15,7 @@ import { join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { postedText, startBrowser } from "./browser.ts";
+import { postedText, startBrowser } from "./browser.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const [browserCommand, benchFile] = process.argv.slice(2).filter((a) => !a.startsWith("--"));

@@ -8,7 +8,7 @@
  * Worker too, whose policy comes with its script), each protobuf stream the same events as its JSON stream (metadata
  * mode too), every live event delivered as it came.
  *
- * A script rather than a test: browsers do not come from npm (see scripts/browser.ts), so `npm test` does not need one;
+ * A script rather than a test: browsers do not come from npm (see scripts/browser.mjs), so `npm test` does not need one;
  * .ci/run installs Debian's `chromium` and `firefox-esr` and runs this with each.
  *
  *   node --import tsx scripts/browser-check.ts [BROWSER=chromium]   (chromium, firefox-esr, or a path to either)
@@ -27,7 +27,7 @@ import {
 } from "../tests/_watch_check_results.ts";
 import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "../tests/peers/watch_checks.ts";
 import { pairName, startWatchServer, stopWatchServer, streamPairs } from "../tests/peers/watch_server.ts";
-import { postedText, type RunningBrowser, startBrowser } from "./browser.ts";
+import { postedText, type RunningBrowser, startBrowser } from "./browser.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const browserCommand = process.argv[2] ?? "chromium";

@@ -4,9 +4,12 @@
 // are at most four times its size plus 32 KiB (src/codec/kubernetes/decode_object.ts, mayKeepViews); this shows why a
 // read's own length is not the measure: a read's buffer can be much larger than its bytes.
 //
-//   node scripts/read-buffers.mjs   serves two responses from Node's http on loopback and reads each with the fetch
+//   node scripts/read-buffers.mjs [--browsers]
+//                                   serves two responses from Node's http on loopback and reads each with the fetch
 //                                   of Node, the Node LTS (scripts/node-lts.mjs), Deno, Bun and a Worker in workerd
-//                                   (Cloudflare Workers' runtime, from npm); prints a line each
+//                                   (Cloudflare Workers' runtime, from npm), and with --browsers also from a page in
+//                                   headless Chromium and Firefox (scripts/browser.mjs: Debian's chromium and
+//                                   firefox-esr); prints a line each
 //
 // `sparse`: six writes of 4,000 bytes (an event about the size of a Node object), 30 ms apart, as a quiet watch sends
 // them. `burst`: 64 such writes at once, as a watch's initial events come. Each line gives the reads' lengths and the
@@ -14,6 +17,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
+import { postedText, startBrowser } from "./browser.mjs";
 import { nodeLtsPath } from "./node-lts.mjs";
 import { startWorker } from "./workerd.mjs";
 
@@ -51,6 +55,32 @@ async function workerdReads(base) {
   }
 }
 
+/** A page that runs `reads` on both responses of its own origin and POSTs the result to `/result`. */
+const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">${reads}
+const result = {};
+for (const path of ["sparse", "burst"]) result[path] = await reads("/" + path);
+await fetch("/result", { method: "POST", body: JSON.stringify(result) });
+</script>`;
+
+/** What `reads` gives in a page of the headless browser `command`, as `{ status, out }`; `posted()`: its result. */
+async function browserReads(command, base, posted) {
+  let browser;
+  let timer;
+  try {
+    browser = startBrowser(command, `${base}/page`);
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${command}: no result after 60 s`)), 60_000);
+    });
+    return { status: 0, out: await Promise.race([posted(), browser.exited, timeout]) };
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    return { status: 1, out: "" };
+  } finally {
+    clearTimeout(timer);
+    await browser?.stop();
+  }
+}
+
 const client = process.argv.indexOf("--client");
 if (client !== -1) {
   const base = process.argv[client + 1];
@@ -58,7 +88,20 @@ if (client !== -1) {
   for (const path of ["sparse", "burst"]) result[path] = await reads(`${base}/${path}`);
   console.log(JSON.stringify(result));
 } else {
+  let pageResult; // resolves with what the current browser page POSTs
+  const posted = () => new Promise((resolve) => (pageResult = resolve));
   const server = createServer((request, response) => {
+    if (request.url === "/page") {
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE);
+      return;
+    }
+    if (request.url === "/result" && request.method === "POST") {
+      postedText(request).then((text) => {
+        response.writeHead(204).end();
+        pageResult?.(text);
+      });
+      return;
+    }
     response.writeHead(200, { "content-type": "application/octet-stream" });
     const event = new Uint8Array(EVENT_BYTES).fill(0x61);
     if (request.url === "/burst") {
@@ -95,6 +138,12 @@ if (client !== -1) {
     ["deno", asClient(bin("deno"), ["run", "--allow-net"])],
     ["bun", asClient(bin("bun"), [])],
     ["workerd", () => workerdReads(base)],
+    ...(process.argv.includes("--browsers")
+      ? [["chromium", "chromium"], ["firefox", "firefox-esr"]].map(([name, command]) => [
+        name,
+        () => browserReads(command, base, posted),
+      ])
+      : []),
   ];
   let failed = false;
   for (const [name, read] of runtimes) {

@@ -1,46 +1,26 @@
+// @ts-self-types="./browser.d.mts"
 /**
  * A headless browser from Debian's packages (`chromium`, or `firefox-esr`), started on one URL with a profile of its
- * own, for scripts/browser-check.ts and scripts/browser-bench.ts. Browsers do not come from npm (their npm packages
- * download them from elsewhere, which this project's machines cannot reach), so neither script is part of `npm test`.
- * Also what both scripts' servers need to read what a page POSTs back.
+ * own, for scripts/browser-check.ts, scripts/browser-bench.ts and scripts/read-buffers.mjs. Browsers do not come from
+ * npm (their npm packages download them from elsewhere, which this project's machines cannot reach), so none of these
+ * is part of `npm test`. Also what their servers need to read what a page POSTs back.
  *
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 
-/** A browser running headless, in its own process group. */
-export interface RunningBrowser {
-  /** What `--version` printed, e.g. "Mozilla Firefox 153.7.0esr". */
-  version: string;
-  /** Its output on stderr so far. */
-  log(): string;
-  /** Rejects when the browser exits before {@linkcode RunningBrowser.stop} (already handled). */
-  exited: Promise<never>;
-  /** Ends the browser and all its helper processes, then removes its profile. */
-  stop(): Promise<void>;
-}
-
-export interface BrowserOptions {
-  /**
-   * For timing: Firefox's full `performance.now()` precision (it rounds to 1 ms by default, against fingerprinting)
-   * and `gc()` in Chromium's contexts (V8's `--expose-gc`, as the benchmarks get in Node and Deno).
-   */
-  forBenchmarks?: boolean;
-}
-
 /** Whether `command` (a name or a path) is a Firefox. */
-export function isFirefox(command: string): boolean {
-  return /firefox/i.test(command.split("/").pop()!);
+export function isFirefox(command) {
+  return /firefox/i.test(command.split("/").pop() ?? "");
 }
 
 /** `--version` of `command`, or an Error saying how to install it. */
-export function browserVersion(command: string): string {
+export function browserVersion(command) {
   const version = spawnSync(command, ["--version"], { encoding: "utf8" });
   if (version.status !== 0) {
     throw new Error(
@@ -51,7 +31,7 @@ export function browserVersion(command: string): string {
   return version.stdout.trim();
 }
 
-function chromiumArgs(profile: string, url: string, options: BrowserOptions): string[] {
+function chromiumArgs(profile, url, options) {
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
   return [
     "--headless=new",
@@ -65,10 +45,10 @@ function chromiumArgs(profile: string, url: string, options: BrowserOptions): st
   ];
 }
 
-function firefoxArgs(profile: string, url: string, options: BrowserOptions): string[] {
+function firefoxArgs(profile, url, options) {
   // A fresh profile whose prefs keep the first run quiet: no default-browser prompt, no welcome or privacy-notice tab
   // (which would open in place of the page), no telemetry or update checks (this machine reaches no such service).
-  const prefs: Record<string, string | boolean> = {
+  const prefs = {
     "browser.shell.checkDefaultBrowser": false,
     "browser.aboutwelcome.enabled": false,
     "browser.startup.homepage_override.mstone": "ignore",
@@ -87,7 +67,7 @@ function firefoxArgs(profile: string, url: string, options: BrowserOptions): str
 }
 
 /** Starts `command` (chromium or firefox-esr, or a path to either) headless on `url`. */
-export function startBrowser(command: string, url: string, options: BrowserOptions = {}): RunningBrowser {
+export function startBrowser(command, url, options = {}) {
   const version = browserVersion(command);
   const profile = mkdtempSync(join(tmpdir(), "watchwire-browser-"));
   const args = isFirefox(command) ? firefoxArgs(profile, url, options) : chromiumArgs(profile, url, options);
@@ -97,7 +77,7 @@ export function startBrowser(command: string, url: string, options: BrowserOptio
   });
   let log = "";
   browser.stderr.on("data", (chunk) => (log += chunk));
-  const exited = new Promise<never>((_, reject) => {
+  const exited = new Promise((_, reject) => {
     browser.on("exit", (code) => reject(new Error(`${command} exited (${code}): ${log}`)));
   });
   exited.catch(() => {});
@@ -110,7 +90,7 @@ export function startBrowser(command: string, url: string, options: BrowserOptio
       // Its profile is removed once it and its helper processes have exited (they write there until then).
       if (browser.exitCode === null && browser.signalCode === null) {
         const gone = once(browser, "exit");
-        process.kill(-browser.pid!, "SIGTERM");
+        process.kill(-browser.pid, "SIGTERM");
         await gone;
       }
       rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
@@ -119,7 +99,7 @@ export function startBrowser(command: string, url: string, options: BrowserOptio
 }
 
 /** The text of a request's body: what a page in the browser POSTs back to the script's server. */
-export function postedText(req: IncomingMessage): Promise<string> {
+export function postedText(req) {
   return new Promise((resolve, reject) => {
     let text = "";
     req.setEncoding("utf8");

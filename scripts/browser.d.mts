@@ -1,0 +1,34 @@
+// Types of scripts/browser.mjs.
+import type { IncomingMessage } from "node:http";
+
+/** A browser running headless, in its own process group. */
+export interface RunningBrowser {
+  /** What `--version` printed, e.g. "Mozilla Firefox 153.7.0esr". */
+  version: string;
+  /** Its output on stderr so far. */
+  log(): string;
+  /** Rejects when the browser exits before {@linkcode RunningBrowser.stop} (already handled). */
+  exited: Promise<never>;
+  /** Ends the browser and all its helper processes, then removes its profile. */
+  stop(): Promise<void>;
+}
+
+export interface BrowserOptions {
+  /**
+   * For timing: Firefox's full `performance.now()` precision (it rounds to 1 ms by default, against fingerprinting)
+   * and `gc()` in Chromium's contexts (V8's `--expose-gc`, as the benchmarks get in Node and Deno).
+   */
+  forBenchmarks?: boolean;
+}
+
+/** Whether `command` (a name or a path) is a Firefox. */
+export function isFirefox(command: string): boolean;
+
+/** `--version` of `command`, or an Error saying how to install it. */
+export function browserVersion(command: string): string;
+
+/** Starts `command` (chromium or firefox-esr, or a path to either) headless on `url`. */
+export function startBrowser(command: string, url: string, options?: BrowserOptions): RunningBrowser;
+
+/** The text of a request's body: what a page in the browser POSTs back to the script's server. */
+export function postedText(req: IncomingMessage): Promise<string>;
