@@ -122,6 +122,8 @@ const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 let status = 0;
 let browser;
+// Under bench-all's own limit (8 minutes, then SIGKILL, which would leave the browser running): end it here first.
+const timer = setTimeout(() => settle.failed(new Error("not done after 7 minutes")), 7 * 60_000);
 try {
   browser = startBrowser(browserCommand, `${origin}/${quick ? "?quick=1" : ""}`, { forBenchmarks: true });
   await Promise.race([finished, browser.exited]);
@@ -130,6 +132,7 @@ try {
   console.error(`${benchFile} in ${browserCommand}: ${error instanceof Error ? error.message : error}`);
   status = 1;
 } finally {
+  clearTimeout(timer);
   await browser?.stop();
   server.closeAllConnections();
   server.close();
