@@ -14,6 +14,7 @@ import {
   MsgpackEventEncoderStream,
   type WatchEvent,
 } from "../../mod.ts";
+import { piecesOf } from "./pieces.ts";
 
 /** How a decoded stream ended: the error that ended it (name and, for a DecodeError, its code), if any. */
 export interface Ended {
@@ -143,8 +144,8 @@ function firstDifference(a: unknown, b: unknown, path: string): string | null {
 
 /**
  * Decodes the JSON stream of every stream pair the watch server lists (`ORIGIN/names`), writes all their events as one
- * msgpack event stream (`MsgpackEventEncoderStream`), reads it back in pieces of 1 to 4096 bytes
- * (`MsgpackEventDecoderStream`) and compares: msgpack's round trip where code generation may be forbidden.
+ * msgpack event stream (`MsgpackEventEncoderStream`), reads it back in the watch server's uneven pieces of 1 to 4096
+ * bytes (`MsgpackEventDecoderStream`) and compares: msgpack's round trip where code generation may be forbidden.
  */
 export async function msgpackRoundTrip(origin: string): Promise<MsgpackRoundTrip> {
   const { names } = (await (await fetch(`${origin}/names`)).json()) as { names: string[] };
@@ -174,15 +175,9 @@ export async function msgpackRoundTrip(origin: string): Promise<MsgpackRoundTrip
         }).pipeThrough(new MsgpackEventEncoderStream()),
       ).arrayBuffer(),
     );
-    let state = 0x2545f491;
     const pieces = new ReadableStream<Uint8Array>({
       start(controller) {
-        for (let at = 0; at < encoded.length;) {
-          state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) ^ 0x9e3779b9;
-          const size = 1 + ((state >>> 8) % 4096);
-          controller.enqueue(encoded.slice(at, at + size));
-          at += size;
-        }
+        for (const piece of piecesOf(encoded, encoded.length)) controller.enqueue(piece);
         controller.close();
       },
     });

@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "../../mod.ts";
 import type { StreamPair } from "../_kubernetes_streams.ts";
 import { framesOf } from "../_protobuf.ts";
+import { piecesOf } from "./pieces.ts";
 
 export const fixtures = fileURLToPath(new URL("../../fixtures/kubernetes/", import.meta.url));
 /** Every refgen stream pair (one per built-in kind). */
@@ -32,13 +33,7 @@ export const JSON_WATCH = "application/json;stream=watch";
 
 /** Writes `bytes` as chunks of 1 to 4096 bytes (half of them at most 64), sizes from a fixed sequence. */
 function writeInPieces(res: ServerResponse, bytes: Uint8Array, seed: number): void {
-  let state = seed | 1;
-  for (let at = 0; at < bytes.length;) {
-    state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) ^ 0x9e3779b9;
-    const size = 1 + ((state >>> 8) % (state & 1 ? 4096 : 64));
-    res.write(bytes.subarray(at, at + size));
-    at += size;
-  }
+  for (const piece of piecesOf(bytes, seed)) res.write(piece);
   res.end();
 }
 
