@@ -216,7 +216,6 @@ const RUNTIMES = [
   ...[["chromium", "chromium"], ["firefox", "firefox-esr"]].map(([name, command]) => ({
     name,
     browser: true,
-    optional: true,
     command: process.execPath,
     args: ["--import", "tsx", "scripts/browser-bench.ts", command],
     version: () => firstLine(command, ["--version"]),
@@ -238,7 +237,8 @@ for (const arg of argv) {
     else throw new Error(`unknown option ${arg}`);
   }
 }
-const runtimes = RUNTIMES.filter((r) => wantRuntimes.size === 0 ? !r.optional : wantRuntimes.has(r.name));
+// Browsers run only when named.
+const runtimes = RUNTIMES.filter((r) => wantRuntimes.size === 0 ? !r.browser : wantRuntimes.has(r.name));
 // Optional benchmarks run only when named.
 const benches = BENCHMARKS.filter((b) =>
   wantBenches.size === 0 ? all || !b.optional : [...wantBenches].some((w) => b.name.includes(w))
