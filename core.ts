@@ -1,10 +1,11 @@
 /**
  * watchwire/core: everything of the `watchwire` entry point but the command line, with one difference: the Kubernetes
- * protobuf decoders (`KubernetesProtobufWatchDecoderStream`, `KubernetesProtobufWatchEventDecoderStream`,
- * `KubernetesProtobufWatchEventDecoder`, `decodeKubernetesProtobufObject`, and `decodeWatchResponse` for protobuf
- * bodies) decode only the kinds of the `decoders` they are given, none but `v1` `Status` by default. Nothing here
- * imports the generated decoders unless the code using it does, so a bundle holds only the group/versions it names
- * (core/v1 alone is about a third of them; a JSON-only watcher none).
+ * protobuf decoders (`KubernetesProtobufWatchDecoderStream`, `KubernetesProtobufWatchDecoder`,
+ * `KubernetesProtobufWatchEventDecoderStream`, `KubernetesProtobufWatchEventDecoder`, `decodeKubernetesProtobufObject`,
+ * `decodeWatchResponse` and `decodeWatchResponseBatches` for protobuf bodies) decode only the kinds of the `decoders`
+ * they are given, none but `v1` `Status` by default. Nothing here imports the generated decoders unless the code using
+ * it does, so a bundle holds only the group/versions it names (core/v1 alone is about a third of them; a JSON-only
+ * watcher none).
  *
  * @example
  * ```ts
@@ -25,6 +26,7 @@ export * from "./src/transport/chunked_decoder.ts";
 export * from "./src/transport/chunked_decoder_stream.ts";
 export * from "./src/codec/ndjson_decoder_stream.ts";
 export * from "./src/codec/watch_event.ts";
+export * from "./src/codec/json_watch_event_decoder.ts";
 export * from "./src/codec/json_watch_event_decoder_stream.ts";
 export * from "./src/codec/media_type.ts";
 export type { Http1BodyFraming, Http1Head, Http1RequestHead, TransferCoding } from "./src/transport/http1_head.ts";
@@ -37,6 +39,7 @@ export * from "./src/transport/gunzip_stream.ts";
 export { type ContentDecodedBody, removeContentCoding } from "./src/transport/content_coding.ts";
 export * from "./src/transport/inflate_stream.ts";
 export * from "./src/streams/decoder_stream.ts";
+export * from "./src/streams/batch_decoder_stream.ts";
 export * from "./src/framing/length_prefixed_stream.ts";
 export * from "./src/framing/grpc_message_stream.ts";
 export * from "./src/framing/grpc_status.ts";
@@ -67,6 +70,7 @@ export type {
 } from "./src/codec/kubernetes/decode_object.ts";
 export * from "./src/codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 export * from "./src/codec/kubernetes/watch_event_decoder.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_decoder.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_encoder_stream.ts";

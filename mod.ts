@@ -20,6 +20,8 @@ export * from "./src/cli/main.ts";
 export {
   decodeKubernetesProtobufObject,
   decodeWatchResponse,
+  decodeWatchResponseBatches,
+  KubernetesProtobufWatchDecoder,
   KubernetesProtobufWatchDecoderStream,
   KubernetesProtobufWatchEventDecoder,
   KubernetesProtobufWatchEventDecoderStream,

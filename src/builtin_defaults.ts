@@ -12,13 +12,15 @@ import { builtinDecoders } from "./codec/kubernetes/generated/all.ts";
 import { decodeKubernetesProtobufObject as decodeObjectCore } from "./codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { KubernetesProtobufWatchEventDecoder as EventDecoderCore } from "./codec/kubernetes/watch_event_decoder.ts";
 import {
-  KubernetesProtobufWatchDecoderStream as WatchDecoderStreamCore,
+  KubernetesProtobufWatchDecoder as WatchDecoderCore,
   type KubernetesProtobufWatchOptions,
-} from "./codec/kubernetes/protobuf_watch_decoder_stream.ts";
+} from "./codec/kubernetes/protobuf_watch_decoder.ts";
+import { KubernetesProtobufWatchDecoderStream as WatchDecoderStreamCore } from "./codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { KubernetesProtobufWatchEventDecoderStream as EventDecoderStreamCore } from "./codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
 import {
   type DecodeWatchOptions,
   decodeWatchResponse as decodeWatchResponseCore,
+  decodeWatchResponseBatches as decodeWatchResponseBatchesCore,
 } from "./watch/decode_watch_response.ts";
 
 /** `options` with `decoders` defaulting to every built-in kind. */
@@ -43,6 +45,29 @@ function withBuiltins<O extends KubernetesProtobufOptions>(options: O): O {
  * ```
  */
 export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject> extends WatchDecoderStreamCore<T> {
+  constructor(options: KubernetesProtobufWatchOptions = {}) {
+    super(withBuiltins(options));
+  }
+}
+
+/**
+ * The decoding of {@linkcode KubernetesProtobufWatchDecoderStream} without a stream (body bytes to typed watch
+ * events), every built-in kind decoded unless `options.decoders` says otherwise: see the core class of
+ * `watchwire/core`.
+ *
+ * @example
+ * ```ts
+ * import { BatchDecoderStream, KubernetesProtobufWatchDecoder } from "watchwire";
+ *
+ * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
+ * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];
+ * const body = new Blob([Uint8Array.of(0, 0, 0, frame.length, ...frame, 0, 0, 0, frame.length, ...frame)]).stream();
+ * for await (const batch of body.pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder()))) {
+ *   console.log(batch.map((event) => event.type)); // [ "ERROR", "ERROR" ]
+ * }
+ * ```
+ */
+export class KubernetesProtobufWatchDecoder<T = KubernetesObject> extends WatchDecoderCore<T> {
   constructor(options: KubernetesProtobufWatchOptions = {}) {
     super(withBuiltins(options));
   }
@@ -138,4 +163,28 @@ export function decodeWatchResponse<T = KubernetesObject>(
   options: DecodeWatchOptions = {},
 ): ReadableStream<WatchEvent<T>> {
   return decodeWatchResponseCore<T>(response, { ...options, protobuf: withBuiltins(options.protobuf ?? {}) });
+}
+
+/**
+ * {@linkcode decodeWatchResponse} with the events handed on in arrays, one for each read of the body that completes
+ * any (Kubernetes protobuf with every built-in kind unless `options.protobuf.decoders` says otherwise): see the core
+ * function of `watchwire/core` for the rules.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponseBatches } from "watchwire";
+ *
+ * const response = new Response('{"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"web"}}}\n', {
+ *   headers: { "content-type": "application/json;stream=watch" },
+ * });
+ * for await (const batch of decodeWatchResponseBatches(response)) {
+ *   console.log(batch.length, batch[0].type); // 1 DELETED
+ * }
+ * ```
+ */
+export function decodeWatchResponseBatches<T = KubernetesObject>(
+  response: Response,
+  options: DecodeWatchOptions = {},
+): ReadableStream<WatchEvent<T>[]> {
+  return decodeWatchResponseBatchesCore<T>(response, { ...options, protobuf: withBuiltins(options.protobuf ?? {}) });
 }

@@ -5,31 +5,12 @@
  */
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
-import { type NdjsonDecoderOptions, NdjsonLineParser } from "./ndjson_decoder_stream.ts";
-import { toWatchEvent } from "./watch_event.ts";
-
-/**
- * Options of {@linkcode JsonWatchEventDecoderStream}.
- *
- * @example
- * ```ts
- * import { DecodeError, JsonWatchEventDecoderStream, type JsonWatchEventDecoderOptions } from "watchwire";
- *
- * const options: JsonWatchEventDecoderOptions = { maxLineBytes: 64 };
- * const body = new Blob([`{"type":"ADDED","object":{"metadata":{"name":"${"x".repeat(100)}"}}}\n`]).stream();
- * try {
- *   await body.pipeThrough(new JsonWatchEventDecoderStream(options)).pipeTo(new WritableStream());
- * } catch (e) {
- *   if (e instanceof DecodeError) console.log(e.code, e.offset); // LINE_TOO_LONG 0
- * }
- * ```
- */
-export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "maxLineBytes">;
+import { JsonWatchEventDecoder, type JsonWatchEventDecoderOptions } from "./json_watch_event_decoder.ts";
 
 /**
  * The body of a Kubernetes JSON watch (`application/json;stream=watch`, one event per line) to typed
- * {@linkcode WatchEvent}s: {@linkcode NdjsonDecoderStream} and {@linkcode toWatchEvent} fused into one stage, so each
- * event costs one enqueue. Errors carry the byte offset of the offending line.
+ * {@linkcode WatchEvent}s: {@linkcode NdjsonDecoderStream} and `toWatchEvent` fused into one stage
+ * ({@linkcode JsonWatchEventDecoder}), so each event costs one enqueue. Errors carry the byte offset of the offending line.
  *
  * @example
  * ```ts
@@ -46,6 +27,6 @@ export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "
  */
 export class JsonWatchEventDecoderStream<T = KubernetesObject> extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: JsonWatchEventDecoderOptions = {}) {
-    super(new NdjsonLineParser<WatchEvent<T>>({ ...options, map: toWatchEvent<T> }));
+    super(new JsonWatchEventDecoder<T>(options));
   }
 }

@@ -1,13 +1,16 @@
 /**
- * {@linkcode decodeWatchResponse}: a `fetch` `Response` of a Kubernetes watch to a stream of typed events.
+ * {@linkcode decodeWatchResponse}: a `fetch` `Response` of a Kubernetes watch to a stream of typed events
+ * ({@linkcode decodeWatchResponseBatches}: of arrays of them).
  *
  * @module
  */
-import { JsonWatchEventDecoderStream } from "../codec/json_watch_event_decoder_stream.ts";
+import { JsonWatchEventDecoder } from "../codec/json_watch_event_decoder.ts";
 import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
-import { KubernetesProtobufWatchDecoderStream } from "../codec/kubernetes/protobuf_watch_decoder_stream.ts";
+import { KubernetesProtobufWatchDecoder } from "../codec/kubernetes/protobuf_watch_decoder.ts";
+import { BatchDecoderStream } from "../streams/batch_decoder_stream.ts";
+import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "../codec/ndjson_decoder_stream.ts";
 import { concatBytes } from "../bytes.ts";
@@ -71,18 +74,6 @@ export type WatchBodyCodec = (
   options: DecodeWatchOptions,
 ) => ReadableStream<WatchEvent<unknown>>;
 
-const jsonCodec: WatchBodyCodec = (body, _mediaType, options) =>
-  body.pipeThrough(new JsonWatchEventDecoderStream<unknown>({ maxLineBytes: options.maxEventBytes }));
-
-const protobufCodec: WatchBodyCodec = (body, _mediaType, options) =>
-  body.pipeThrough(
-    new KubernetesProtobufWatchDecoderStream<unknown>({
-      decoders: options.protobuf?.decoders,
-      mode: options.protobuf?.mode,
-      maxEventBytes: options.maxEventBytes,
-    }),
-  );
-
 /**
  * The media type of Kubernetes' protobuf serialization; a watch is `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch`.
  *
@@ -97,6 +88,29 @@ const protobufCodec: WatchBodyCodec = (body, _mediaType, options) =>
  */
 export const KUBERNETES_PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
 
+/** A built-in codec's decoding, which a stream of events or of event batches can run. */
+type BodyDecoder = (options: DecodeWatchOptions) => StreamDecoder<Uint8Array, WatchEvent<unknown>>;
+
+const jsonDecoder: BodyDecoder = (options) =>
+  new JsonWatchEventDecoder<unknown>({ maxLineBytes: options.maxEventBytes });
+
+const protobufDecoder: BodyDecoder = (options) =>
+  new KubernetesProtobufWatchDecoder<unknown>({
+    decoders: options.protobuf?.decoders,
+    mode: options.protobuf?.mode,
+    maxEventBytes: options.maxEventBytes,
+  });
+
+const BUILTIN_BODY_DECODERS: Readonly<Record<string, BodyDecoder>> = {
+  "application/json": jsonDecoder,
+  "": jsonDecoder,
+  [KUBERNETES_PROTOBUF_MEDIA_TYPE]: protobufDecoder,
+};
+
+/** The stream of events a built-in body decoder makes of `body`. */
+const streamCodec = (decoder: BodyDecoder): WatchBodyCodec => (body, _mediaType, options) =>
+  body.pipeThrough(new DecoderStream(decoder(options)));
+
 /**
  * The codecs watchwire has built in, by media type essence: JSON (an absent Content-Type is read as JSON) and
  * Kubernetes protobuf watches.
@@ -108,11 +122,9 @@ export const KUBERNETES_PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protob
  * console.log(Object.keys(BUILTIN_WATCH_CODECS)); // [ "application/json", "", "application/vnd.kubernetes.protobuf" ] ("": no Content-Type)
  * ```
  */
-export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = {
-  "application/json": jsonCodec,
-  "": jsonCodec,
-  [KUBERNETES_PROTOBUF_MEDIA_TYPE]: protobufCodec,
-};
+export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = Object.fromEntries(
+  Object.entries(BUILTIN_BODY_DECODERS).map(([essence, decoder]) => [essence, streamCodec(decoder)]),
+);
 
 /**
  * Decodes the body of a watch response into typed events, choosing the pipeline from its `Content-Type`:
@@ -141,15 +153,64 @@ export function decodeWatchResponse<T = KubernetesObject>(
   response: Response,
   options: DecodeWatchOptions = {},
 ): ReadableStream<WatchEvent<T>> {
+  const body = watchBody(response, options);
+  const events = "decoder" in body ? body.bytes.pipeThrough(new DecoderStream(body.decoder)) : body.events;
+  return events as ReadableStream<WatchEvent<T>>;
+}
+
+/**
+ * {@linkcode decodeWatchResponse} with the events handed on in arrays, one for each read of the body that completes
+ * any (see {@linkcode BatchDecoderStream}): the same events, the same rules, fewer stream items, which is faster
+ * where a Web Streams item costs more than decoding a small event (browsers above all). No event waits for later
+ * bytes. The built-in codecs batch; a codec of `options.codecs` hands on single events, and each comes as an array
+ * of one, as does the `ERROR` event of a non-2xx response.
+ *
+ * @example
+ * ```ts
+ * import { decodeWatchResponseBatches } from "watchwire";
+ *
+ * const response = new Response(
+ *   '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ADDED","object":{"metadata":{"name":"b"}}}\n',
+ *   { headers: { "content-type": "application/json;stream=watch" } },
+ * );
+ * const store = new Map<string, unknown>();
+ * for await (const batch of decodeWatchResponseBatches(response)) {
+ *   for (const event of batch) if (event.type === "ADDED") store.set(event.object.metadata?.name ?? "", event.object);
+ * }
+ * console.log([...store.keys()]); // [ "a", "b" ]
+ * ```
+ */
+export function decodeWatchResponseBatches<T = KubernetesObject>(
+  response: Response,
+  options: DecodeWatchOptions = {},
+): ReadableStream<WatchEvent<T>[]> {
+  const body = watchBody(response, options);
+  const batches = "decoder" in body
+    ? body.bytes.pipeThrough(new BatchDecoderStream(body.decoder))
+    : body.events.pipeThrough(new TransformStream({ transform: (event, out) => out.enqueue([event]) }));
+  return batches as ReadableStream<WatchEvent<T>[]>;
+}
+
+/** What decodes a watch response: a built-in decoder for its body, or a stream of events already. */
+type WatchBody =
+  | { bytes: ReadableStream<Uint8Array>; decoder: StreamDecoder<Uint8Array, WatchEvent<unknown>> }
+  | { events: ReadableStream<WatchEvent<unknown>> };
+
+function watchBody(response: Response, options: DecodeWatchOptions): WatchBody {
   const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   if (response.status < 200 || response.status > 299) {
-    return errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_LINE_BYTES, options.protobuf);
+    return {
+      events: errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_LINE_BYTES, options.protobuf),
+    };
   }
   const mediaType = parseMediaType(response.headers.get("content-type"));
-  const codec = options.codecs?.[mediaType.essence] ?? BUILTIN_WATCH_CODECS[mediaType.essence];
-  if (codec === undefined) {
-    body.cancel().catch(() => {});
-    return new ReadableStream({
+  const codec = options.codecs?.[mediaType.essence];
+  if (codec !== undefined) return { events: codec(body, mediaType, options) };
+  const decoder = BUILTIN_BODY_DECODERS[mediaType.essence];
+  if (decoder !== undefined) return { bytes: body, decoder: decoder(options) };
+  body.cancel().catch(() => {});
+  return {
+    events: new ReadableStream({
       start(controller) {
         controller.error(
           new DecodeError(
@@ -159,9 +220,8 @@ export function decodeWatchResponse<T = KubernetesObject>(
           ),
         );
       },
-    });
-  }
-  return codec(body, mediaType, options) as ReadableStream<WatchEvent<T>>;
+    }),
+  };
 }
 
 // metav1.StatusReason for the HTTP statuses a watch request meets.
@@ -182,13 +242,13 @@ const REASONS: Record<number, string> = {
   504: "Timeout",
 };
 
-function errorStatusEvent<T>(
+function errorStatusEvent(
   response: Response,
   body: ReadableStream<Uint8Array>,
   limit: number,
   protobuf: KubernetesProtobufOptions | undefined,
-): ReadableStream<WatchEvent<T>> {
-  return new ReadableStream<WatchEvent<T>>({
+): ReadableStream<WatchEvent<unknown>> {
+  return new ReadableStream<WatchEvent<unknown>>({
     async start(controller) {
       const bytes = await readBytes(body, limit);
       let status: Status | undefined;

@@ -4,42 +4,9 @@
  *
  * @module
  */
-import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
-import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import type { KubernetesProtobufOptions } from "./decode_object.ts";
-import { hasKubernetesProtobufMagic } from "./envelope.ts";
-import { KubernetesObjectReader } from "./decode_object.ts";
-import { statusOnlyDecoders } from "./status_only_decoders.ts";
-import { decodeWatchEventFrame } from "./watch_event_frame.ts";
-
-/**
- * Frames up to this long that span input chunks are assembled in one buffer the stream reuses (and keeps while it
- * lives), longer ones each in a buffer of their own.
- */
-const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
-
-/**
- * Options of {@linkcode KubernetesProtobufWatchDecoderStream}.
- *
- * @example
- * ```ts
- * import { DecodeError, KubernetesProtobufWatchDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire";
- *
- * const options: KubernetesProtobufWatchOptions = { mode: "metadata", maxEventBytes: 1024 };
- * const body = new Blob([Uint8Array.of(0, 0, 0x10, 0)]).stream(); // a frame announcing 4096 bytes
- * try {
- *   for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream(options)));
- * } catch (e) {
- *   if (e instanceof DecodeError) console.log(e.code, e.offset); // MESSAGE_TOO_LARGE 0
- * }
- * ```
- */
-export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
-  /** Largest event (frame without its 4-byte prefix) accepted, checked before it is buffered. Default 16 MiB. */
-  maxEventBytes?: number;
-}
+import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } from "./protobuf_watch_decoder.ts";
 
 /**
  * Decodes the body of a Kubernetes protobuf watch (`Content-Type: application/vnd.kubernetes.protobuf;stream=watch`)
@@ -83,48 +50,6 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
 export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufWatchOptions = {}) {
-    const objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
-    const splitter = new FrameSplitter({
-      flagged: false,
-      maxMessageBytes: options.maxEventBytes,
-      // Frames that span reads are assembled in one reused buffer: full decoding keeps nothing of a frame's bytes.
-      // An object kept as bytes (metadata mode, unknown kinds) keeps views of the reads that hold its frame when that
-      // keeps alive little enough, else a copy of its own: never the reused buffer.
-      reuseBufferUpTo: REUSED_FRAME_BUFFER_BYTES,
-      keepPieces: true,
-      // Metadata mode reads a few bytes of most such frames: from the reads themselves, not from a copy of them all.
-      deferSpanning: objects.metadataOnly,
-    });
-    // The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused.
-    const head = new Uint8Array(4);
-    let headHave = 0;
-    super({
-      push(chunk, emit) {
-        if (headHave < 4) {
-          const take = chunk.subarray(0, 4 - headHave);
-          head.set(take, headHave);
-          headHave += take.length;
-        }
-        try {
-          // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or its
-          // reused buffer with the views of the reads that hold the frame.
-          splitter.push(chunk, (frame, _flag, offset, ownership, pieces) => {
-            emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership, pieces) as WatchEvent<T>);
-          });
-        } catch (error) {
-          if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(head)) {
-            throw new DecodeError(
-              "MESSAGE_INVALID",
-              0,
-              "kubernetes protobuf watch: the body is a single object (k8s\\0 envelope), not a stream of watch events",
-            );
-          }
-          throw error;
-        }
-      },
-      finish() {
-        splitter.finish();
-      },
-    });
+    super(new KubernetesProtobufWatchDecoder<T>(options));
   }
 }
