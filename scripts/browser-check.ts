@@ -6,7 +6,7 @@
  * dedicated Worker it starts, and each POSTs what it got back; this script then checks both exactly as
  * tests/workerd.test.ts checks workerd's (tests/_watch_check_results.ts): eval and new Function forbidden (in the
  * Worker too, whose policy comes with its script), each protobuf stream the same events as its JSON stream (metadata
- * mode too), every live event delivered as it came.
+ * mode and batches too), every live event delivered as it came (in batches too).
  *
  * A script rather than a test: browsers do not come from npm (see scripts/browser.mjs), so `npm test` does not need one;
  * .ci/run installs Debian's `chromium` and `firefox-esr` and runs this with each.
@@ -22,6 +22,7 @@ import {
   checkCodegenForbidden,
   checkKept,
   checkLiveWatch,
+  checkLiveWatchBatches,
   checkMsgpackRoundTrip,
   checkPairResult,
 } from "../tests/_watch_check_results.ts";
@@ -40,6 +41,7 @@ const PAGE =
 interface Done {
   codegen: Codegen;
   live: Ended & { events: unknown[] };
+  liveBatches: Ended & { events: unknown[]; batches: number[] };
   msgpack: MsgpackRoundTrip;
 }
 
@@ -115,13 +117,14 @@ try {
     checkKept(kept, streamPairs.length);
     checkCodegenForbidden(done.codegen, `a ${context} whose Content-Security-Policy has no 'unsafe-eval'`);
     checkLiveWatch(done.live);
+    checkLiveWatchBatches(done.liveBatches);
     checkMsgpackRoundTrip(done.msgpack, events);
     const { msgpack } = done;
     console.log(
       `${browser.version}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
         `blocked by the CSP; ${streamPairs.length} stream pairs, ${events} protobuf events equal to their JSON ` +
         `streams', ${kept} objects kept as bytes in metadata mode; the live watch: ${done.live.events.length} events, ` +
-        `each as it was sent; msgpack: ${msgpack.events} events round trip, ${msgpack.bytes} bytes` +
+        `each as it was sent, one by one and in batches; msgpack: ${msgpack.events} events round trip, ${msgpack.bytes} bytes` +
         (msgpack.violations === null ? "" : `, ${msgpack.violations} CSP violation report(s) while it ran`),
     );
   }

@@ -20,13 +20,13 @@ export function checkCodegenForbidden(codegen: Codegen, where: string): void {
 
 /**
  * A stream pair as decoded there: the JSON stream as this runtime decodes it; the protobuf stream in full mode to the
- * same events and the same end (kinds that are not objects refuse the BOOKMARK in both); in metadata mode, each object
+ * same events and the same end (kinds that are not objects refuse the BOOKMARK in both), one by one and in batches; in metadata mode, each object
  * kept as bytes with the full object's apiVersion, kind and metadata, and `decode()` the full object. Returns how many
  * objects metadata mode kept as bytes.
  */
 export async function checkPairResult(pair: StreamPair, result: PairResult): Promise<number> {
   const name = pairName(pair);
-  const { json, full, metadata } = result;
+  const { json, full, metadata, batched } = result;
   assert.equal(json.type, JSON_WATCH);
   assert.equal(full.type, PROTOBUF_WATCH);
   const here = await drain(
@@ -39,6 +39,8 @@ export async function checkPairResult(pair: StreamPair, result: PairResult): Pro
   assert.deepEqual(full.events, json.events, `${name}: protobuf vs JSON`);
   assert.equal(full.error === undefined, json.error === undefined, `${name}: ${JSON.stringify(full.error)}`);
   assert.ok(full.events.length >= (full.error === undefined ? 5 : 2), `${name}: ${full.events.length} events`);
+  assert.deepEqual(batched.events, full.events, `${name}: in batches vs one by one`);
+  assert.deepEqual(batched.error, full.error, `${name}: the end in batches`);
   assert.deepEqual(metadata.error, full.error, `${name}: metadata mode's end`);
   assert.equal(metadata.events.length, full.events.length, `${name}: metadata mode's events`);
   let kept = 0;
@@ -68,6 +70,12 @@ export function checkKept(kept: number, pairs: number): void {
 export function checkLiveWatch(live: Ended & { events: unknown[] }): void {
   assert.equal(live.error, undefined);
   assert.deepEqual(live.events.map((e) => (e as { type: string }).type), LIVE_EVENTS);
+}
+
+/** The live watch in batches gave every event, each in a batch of its own, as it came. */
+export function checkLiveWatchBatches(live: Ended & { events: unknown[]; batches: number[] }): void {
+  checkLiveWatch(live);
+  assert.deepEqual(live.batches, LIVE_EVENTS.map(() => 1));
 }
 
 /**

@@ -5,7 +5,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeWatchResponse, Http1ResponseDecoderStream, type WatchEvent } from "../mod.ts";
+import {
+  decodeWatchResponse,
+  decodeWatchResponseBatches,
+  Http1ResponseDecoderStream,
+  type WatchEvent,
+} from "../mod.ts";
 import fc from "fast-check";
 import { bytewise, cutsFor, drain, splitAt, streamOf, text } from "./_util.ts";
 import { bunServeAvailable, startBunServer } from "./peers/bun_server.ts";
@@ -94,6 +99,18 @@ for (const peer of peers) {
     await withServer(peer, async (server) => {
       assert.deepEqual(await watchViaFetch(`${server.url}${PODS}?watch=1`), watchEvents("pods"));
       assert.deepEqual(await watchViaFetch(`${server.url}${CONFIGMAPS}?watch=1`), watchEvents("configmaps"));
+    });
+  });
+
+  test(`${peer.name}: the runtime's fetch, then decodeWatchResponseBatches, gives the same events in batches`, async () => {
+    await withServer(peer, async (server) => {
+      for (const resource of ["pods", "configmaps"] as const) {
+        const response = await fetch(`${server.url}${collectionPath(resource)}?watch=1`);
+        const { values, error } = await drain(decodeWatchResponseBatches(response));
+        assert.equal(error, undefined);
+        assert.ok(values.every((batch) => batch.length > 0), "no empty batch");
+        assert.deepEqual(values.flat(), watchEvents(resource));
+      }
     });
   });
 

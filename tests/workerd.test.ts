@@ -7,10 +7,11 @@
  * (tests/peers/watch_checks.ts). The test checks (tests/_watch_check_results.ts) that:
  * - code generation from strings is forbidden there, so the decoders run where `Function` is;
  * - for every refgen stream pair (every built-in kind), the protobuf stream decodes there to exactly the events of the
- *   JSON stream, which decodes to what this runtime makes of it; metadata mode gives the same apiVersion, kind and
- *   metadata, and `decode()` the whole object;
- * - a watch whose server sends each event only after the Worker has received the one before is decoded to the end:
- *   events are delivered as their bytes arrive;
+ *   JSON stream, which decodes to what this runtime makes of it, one by one and in batches
+ *   (`decodeWatchResponseBatches`); metadata mode gives the same apiVersion, kind and metadata, and `decode()` the
+ *   whole object;
+ * - a watch whose server sends each event only after the Worker has received the one before is decoded to the end,
+ *   one by one and in batches (each then of one event): events are delivered as their bytes arrive;
  * - every JSON stream's events go through msgpack (`MsgpackEventEncoderStream`, `MsgpackEventDecoderStream`) there and
  *   come back the same, although msgpackr's `new Function` fails there (it falls back).
  */
@@ -25,6 +26,7 @@ import {
   checkCodegenForbidden,
   checkKept,
   checkLiveWatch,
+  checkLiveWatchBatches,
   checkMsgpackRoundTrip,
   checkPairResult,
 } from "./_watch_check_results.ts";
@@ -67,6 +69,9 @@ test(
       }
       checkKept(kept, streamPairs.length);
       checkLiveWatch(await ask<Ended & { events: unknown[] }>("/live", { name: LIVE }));
+      checkLiveWatchBatches(
+        await ask<Ended & { events: unknown[]; batches: number[] }>("/live-batches", { name: LIVE }),
+      );
       checkMsgpackRoundTrip(await ask<MsgpackRoundTrip>("/msgpack"), jsonEvents);
     } finally {
       worker?.stop();

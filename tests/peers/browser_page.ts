@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { codegen, decodePair, followLiveWatch, msgpackRoundTrip } from "./watch_checks.ts";
+import { codegen, decodePair, followLiveWatch, followLiveWatchBatches, msgpackRoundTrip } from "./watch_checks.ts";
 
 const context = "document" in globalThis ? "page" : "worker";
 const post = (path: string, body: unknown) =>
@@ -21,7 +21,8 @@ try {
   const { names, live } = (await (await fetch("/names")).json()) as { names: string[]; live: string };
   for (const name of names) await post(`/result?name=${encodeURIComponent(name)}`, await decodePair(origin, name));
   const msgpack = await msgpackRoundTrip(origin);
-  await post("/done", { codegen: codegen(), live: await followLiveWatch(origin, live), msgpack });
+  const liveBatches = await followLiveWatchBatches(origin, live);
+  await post("/done", { codegen: codegen(), live: await followLiveWatch(origin, live), liveBatches, msgpack });
   if (context === "page") new Worker("/page.js", { type: "module" });
 } catch (error) {
   await post("/failed", { error: error instanceof Error ? `${error.stack ?? error}` : String(error) });

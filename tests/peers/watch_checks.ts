@@ -9,6 +9,7 @@
 import {
   DecodeError,
   decodeWatchResponse,
+  decodeWatchResponseBatches,
   KubernetesProtobufObject,
   MsgpackEventDecoderStream,
   MsgpackEventEncoderStream,
@@ -27,11 +28,15 @@ export interface Decoded extends Ended {
   events: unknown[];
 }
 
-/** A refgen stream pair as decoded here: the JSON stream, and the protobuf one in full and in metadata mode. */
+/**
+ * A refgen stream pair as decoded here: the JSON stream, and the protobuf one in full and in metadata mode, and in
+ * full mode again in batches (`decodeWatchResponseBatches`; its events flattened).
+ */
 export interface PairResult {
   json: Decoded;
   full: Decoded;
   metadata: Decoded;
+  batched: Decoded;
 }
 
 /** Whether `eval` and `new Function` work here: "allowed", or the text of what each threw. */
@@ -66,6 +71,18 @@ async function decode(url: string, mode: "full" | "metadata"): Promise<Decoded> 
   return { type, events };
 }
 
+async function decodeBatches(url: string): Promise<Decoded> {
+  const response = await fetch(url);
+  const type = response.headers.get("content-type") ?? "";
+  const events: unknown[] = [];
+  try {
+    for await (const batch of decodeWatchResponseBatches(response)) events.push(...batch);
+  } catch (error) {
+    return { type, events, ...ended(error) };
+  }
+  return { type, events };
+}
+
 /** Fetches the stream pair `name` (`ORIGIN/streams/NAME.pb` and `.json`) and decodes it in each way. */
 export async function decodePair(origin: string, name: string): Promise<PairResult> {
   const base = `${origin}/streams/${encodeURIComponent(name)}`;
@@ -73,6 +90,7 @@ export async function decodePair(origin: string, name: string): Promise<PairResu
     json: await decode(`${base}.json`, "full"),
     full: await decode(`${base}.pb`, "full"),
     metadata: await decode(`${base}.pb`, "metadata"),
+    batched: await decodeBatches(`${base}.pb`),
   };
 }
 
@@ -92,6 +110,29 @@ export async function followLiveWatch(origin: string, name: string): Promise<End
     return { events, ...ended(error) };
   }
   return { events };
+}
+
+/**
+ * {@linkcode followLiveWatch} with `decodeWatchResponseBatches`: each batch's size too. As the server sends each event
+ * only after the last was acknowledged, every batch must hold one event, handed on without waiting for more bytes.
+ */
+export async function followLiveWatchBatches(
+  origin: string,
+  name: string,
+): Promise<Ended & { events: unknown[]; batches: number[] }> {
+  const response = await fetch(`${origin}/live/${encodeURIComponent(name)}`);
+  const events: unknown[] = [];
+  const batches: number[] = [];
+  try {
+    for await (const batch of decodeWatchResponseBatches(response)) {
+      events.push(...batch);
+      batches.push(batch.length);
+      await (await fetch(`${origin}/ack?n=${events.length}`)).arrayBuffer();
+    }
+  } catch (error) {
+    return { events, batches, ...ended(error) };
+  }
+  return { events, batches };
 }
 
 /** Whether code generation from strings works here. */

@@ -5,11 +5,12 @@
  * - `/codegen`: {@linkcode codegen} (a Worker forbids both `eval` and `new Function`).
  * - `/pair?origin=O&name=N`: {@linkcode decodePair} of the stream pair N from the watch server at O.
  * - `/live?origin=O&name=N`: {@linkcode followLiveWatch} of the live watch N at O.
+ * - `/live-batches?origin=O&name=N`: {@linkcode followLiveWatchBatches}, the same in batches.
  * - `/msgpack?origin=O`: {@linkcode msgpackRoundTrip} of every JSON stream at O.
  *
  * @module
  */
-import { codegen, decodePair, followLiveWatch, msgpackRoundTrip } from "./watch_checks.ts";
+import { codegen, decodePair, followLiveWatch, followLiveWatchBatches, msgpackRoundTrip } from "./watch_checks.ts";
 
 export default {
   async fetch(request: Request): Promise<Response> {
@@ -19,6 +20,7 @@ export default {
     if (url.pathname === "/codegen") return Response.json(codegen());
     if (url.pathname === "/pair") return Response.json(await decodePair(origin, name));
     if (url.pathname === "/live") return Response.json(await followLiveWatch(origin, name));
+    if (url.pathname === "/live-batches") return Response.json(await followLiveWatchBatches(origin, name));
     if (url.pathname === "/msgpack") return Response.json(await msgpackRoundTrip(origin));
     return new Response("not found", { status: 404 });
   },
