@@ -110,6 +110,7 @@ for (const name of DATASET_NAMES) {
       row("baseline: `Readable.fromWeb` + `readline` + `JSON.parse` per line (client-node)", "client-node"),
       row("watchwire `JsonWatchEventDecoderStream`, `for await`", "for-await", TARGET),
       row("watchwire `JsonWatchEventDecoderStream`, `reader.read()` loop", "reader", TARGET),
+      row("watchwire in batches (`BatchDecoderStream` of `JsonWatchEventDecoder`), `for await`", "batches", TARGET),
       row(
         "ceiling: `JSON.parse` alone over the lines already split into strings (no bytes, no streams, no checks)",
         "json-parse",
@@ -117,12 +118,13 @@ for (const name of DATASET_NAMES) {
       ),
     ],
   });
-  for (const k of ["for-await", "reader"] as const) {
+  const labels = { "for-await": "`for await`", reader: "`reader.read()`", batches: "in batches, `for await`" };
+  for (const k of ["for-await", "reader", "batches"] as const) {
     const r = pairedRatio(t, "client-node", k);
     checks.push(
       ratioCheck(
         `client-node/${name}/${k}`,
-        `watchwire ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs client-node, ${name}`,
+        `watchwire ${labels[k]} vs client-node, ${name}`,
         r,
         TARGET,
       ),

@@ -27,7 +27,9 @@
 import { readFileSync } from "node:fs";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
 // The watchwire entry point's class: every built-in kind by default.
-import { KubernetesProtobufWatchDecoderStream } from "../src/builtin_defaults.ts";
+import { KubernetesProtobufWatchDecoder, KubernetesProtobufWatchDecoderStream } from "../src/builtin_defaults.ts";
+import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
+import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
@@ -106,6 +108,13 @@ async function count(stream: ReadableStream<unknown>): Promise<number> {
   return n;
 }
 
+/** The events of a stream of event batches, each looked at as a reader of single events would. */
+async function countBatched(stream: ReadableStream<unknown[]>): Promise<number> {
+  let n = 0;
+  for await (const batch of stream) for (const _ of batch) n++;
+  return n;
+}
+
 /** The object's bytes inside a frame: WatchEvent.object (2) -> RawExtension.raw (1) -> k8s\0 -> Unknown.raw (2). */
 function objectBytes(frame: Uint8Array): { apiVersion: string; kind: string; bytes: Uint8Array } {
   const field = (r: ProtobufReader, n: number): Uint8Array => {
@@ -173,6 +182,27 @@ for (const k of KINDS) {
       run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
     },
     {
+      name: "json-batch",
+      expect: events,
+      run: () => countBatched(streamOf(jsonReads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder()))),
+    },
+    {
+      name: "pb-batch",
+      expect: events,
+      run: () =>
+        countBatched(streamOf(pbReads).pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder()))),
+    },
+    {
+      name: "pb-meta-batch",
+      expect: events,
+      run: () =>
+        countBatched(
+          streamOf(pbReads).pipeThrough(
+            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ mode: "metadata" })),
+          ),
+        ),
+    },
+    {
       name: "framing-only",
       expect: events,
       run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(false))),
@@ -224,6 +254,9 @@ for (const k of KINDS) {
   const metaFloor = pairedRatio(t, "pb", "framing-only-meta");
   const metaView = pairedRatio(t, "core-event-full", "core-event-meta-view");
   const metaCopy = pairedRatio(t, "core-event-full", "core-event-meta-copy");
+  const jsonBatched = pairedRatio(t, "json", "json-batch");
+  const vsJsonBatched = pairedRatio(t, "json-batch", "pb-batch");
+  const metaVsPbBatched = pairedRatio(t, "pb-batch", "pb-meta-batch");
   // A stream case's row (events of `body`), and a core case's row (one event per line).
   const streamRow = (label: string, k: string, body: Uint8Array, ratio: string, target = "", met = ""): string[] => [
     label,
@@ -265,6 +298,28 @@ for (const k of KINDS) {
         metaVsPb.median >= 5 ? "yes" : "**no**",
       ),
       streamRow(
+        "batched: JSON watch, `BatchDecoderStream` of `JsonWatchEventDecoder` (an array of events per read)",
+        "json-batch",
+        jsonBody,
+        `${fmt.ratio(jsonBatched)} vs JSON`,
+      ),
+      streamRow(
+        "batched: protobuf watch, `BatchDecoderStream` of `KubernetesProtobufWatchDecoder` (full)",
+        "pb-batch",
+        pbBody,
+        `${fmt.ratio(vsJsonBatched)} vs batched JSON`,
+        "≥ 1.0x",
+        vsJsonBatched.median >= 1 ? "yes" : "**no**",
+      ),
+      streamRow(
+        'batched: the same, `mode: "metadata"`',
+        "pb-meta-batch",
+        pbBody,
+        `${fmt.ratio(metaVsPbBatched)} vs batched full`,
+        "≥ 5x",
+        metaVsPbBatched.median >= 5 ? "yes" : "**no**",
+      ),
+      streamRow(
         "reference: framing + stream delivery, nothing decoded (the floor under full mode)",
         "framing-only",
         pbBody,
@@ -293,6 +348,22 @@ for (const k of KINDS) {
   });
   checks.push(ratioCheck(`k8s-protobuf/${k.file}/full-vs-json`, `protobuf vs JSON watch, ${k.name}`, vsJson, 1));
   checks.push(ratioCheck(`k8s-protobuf/${k.file}/metadata-vs-full`, `metadata mode vs full, ${k.name}`, metaVsPb, 5));
+  checks.push(
+    ratioCheck(
+      `k8s-protobuf/${k.file}/batched-full-vs-json`,
+      `batched (\`BatchDecoderStream\`): protobuf vs JSON watch, ${k.name}`,
+      vsJsonBatched,
+      1,
+    ),
+  );
+  checks.push(
+    ratioCheck(
+      `k8s-protobuf/${k.file}/batched-metadata-vs-full`,
+      `batched (\`BatchDecoderStream\`): metadata mode vs full, ${k.name}`,
+      metaVsPbBatched,
+      5,
+    ),
+  );
 }
 
 emit({

@@ -1,9 +1,10 @@
 /**
  * Benchmark 1: the NDJSON to WatchEvent pipeline against its limit, `JSON.parse` of the same events already split into
  * strings. The pipeline gets the NDJSON bytes as 64 KiB reads from a pull-based `ReadableStream`, through
- * `JsonWatchEventDecoderStream`, consumed with `for await` and with a `reader.read()` loop; `NdjsonLineParser` (with
- * the same `toWatchEvent` mapping, no stream) shows what the Web Streams machinery costs. Breakdown rows time the
- * sub-steps alone: UTF-8 decoding, decoding plus line splitting, and the stream carrying pre-parsed events.
+ * `JsonWatchEventDecoderStream`, consumed with `for await` and with a `reader.read()` loop, and in batches (one array
+ * of events per read: `BatchDecoderStream` of `JsonWatchEventDecoder`); `NdjsonLineParser` (with the same
+ * `toWatchEvent` mapping, no stream) shows what the Web Streams machinery costs. Breakdown rows time the sub-steps
+ * alone: UTF-8 decoding, decoding plus line splitting, and the stream carrying pre-parsed events.
  *
  * Run: `node --expose-gc --import tsx bench/ndjson_pipeline.bench.ts [--quick]` (or `deno run -A`, `bun`).
  */
@@ -162,6 +163,7 @@ for (const name of DATASET_NAMES) {
     row("baseline: `JSON.parse` loop over pre-split strings", "baseline"),
     row("`JsonWatchEventDecoderStream`, `for await`", "for-await", "for-await", TARGET),
     row("`JsonWatchEventDecoderStream`, `reader.read()` loop", "reader", "reader", TARGET),
+    row("in batches: `BatchDecoderStream` of `JsonWatchEventDecoder`, `for await`", "batches", "batches", TARGET),
     row("`NdjsonLineParser` + `toWatchEvent`, no stream (the core)", "core", "core"),
     row("reference: whole body decoded once, split, `JSON.parse` (no reads, streams or checks)", "ideal", "ideal"),
   ];
@@ -191,12 +193,13 @@ for (const name of DATASET_NAMES) {
       ),
     ],
   });
-  for (const k of ["for-await", "reader"] as const) {
+  const labels = { "for-await": "`for await`", reader: "`reader.read()`", batches: "in batches, `for await`" };
+  for (const k of ["for-await", "reader", "batches"] as const) {
     const r = pairedRatio(t, "baseline", k);
     checks.push(
       ratioCheck(
         `ndjson/${name}/${k}`,
-        `NDJSON→WatchEvent ${k === "for-await" ? "`for await`" : "`reader.read()`"} vs JSON.parse, ${name}`,
+        `NDJSON→WatchEvent ${labels[k]} vs JSON.parse, ${name}`,
         r,
         TARGET,
       ),

@@ -1,9 +1,10 @@
 /**
  * The watchwire side of the NDJSON benchmarks, shared by ndjson_pipeline and client_node_baseline: the production
  * pipeline (`JsonWatchEventDecoderStream`) over the same reads, consumed with `for await` and with a `reader.read()`
- * loop. Each counts the events it saw (the harness checks the count).
+ * loop, and the same decoding in batches (`BatchDecoderStream` of `JsonWatchEventDecoder`: one array of events per
+ * read), consumed with `for await`. Each counts the events it saw (the harness checks the count).
  */
-import { JsonWatchEventDecoderStream } from "../mod.ts";
+import { BatchDecoderStream, JsonWatchEventDecoder, JsonWatchEventDecoderStream } from "../mod.ts";
 import { streamOf } from "./data.ts";
 import type { Case } from "./harness.ts";
 
@@ -31,6 +32,17 @@ export function watchwireCases(reads: Uint8Array[], expect: number): Case[] {
           if (done) return n;
           if (value.type !== undefined) n++;
         }
+      },
+    },
+    {
+      name: "batches",
+      expect,
+      run: async () => {
+        let n = 0;
+        for await (const batch of streamOf(reads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder()))) {
+          for (const event of batch) if (event.type !== undefined) n++;
+        }
+        return n;
       },
     },
   ];

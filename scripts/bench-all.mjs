@@ -40,6 +40,9 @@ const BENCHMARKS = [
       "`NdjsonLineParser` + `toWatchEvent` (the same work with no stream) shows what the Web Streams machinery costs. " +
       "The breakdown rows time sub-steps on their own, in the same rounds; their last column is the share of the " +
       "`for await` pipeline's time, so decode + split + parse + streams should roughly add up to 100%.",
+      "The batches row is the same decoding handing on one array of events per read (`BatchDecoderStream` of " +
+      "`JsonWatchEventDecoder`, as `decodeWatchResponseBatches` does), read with `for await` over the batches and a " +
+      "loop over each: one stream item per read instead of one per event.",
     ],
   },
   {
@@ -55,7 +58,7 @@ const BENCHMARKS = [
       "into strings: no bytes, no streams, no checks. A decoder that parses every event does at least that much, so " +
       "its ratio vs client-node cannot exceed the ceiling's: where the ceiling is under 1.3x, so is any such decoder. " +
       "(Parsing a read's events in one `JSON.parse` of a joined array instead was measured slower in all four " +
-      "runtimes.)",
+      "runtimes.) The batches row: the same decoding with one array of events per read (`BatchDecoderStream`).",
     ],
   },
   {
@@ -165,6 +168,11 @@ const BENCHMARKS = [
       "framing: in full, and in metadata mode with the object keeping a view of the frame or a copy of its bytes. " +
       "Metadata mode keeps views of the reads that hold a frame when they are at most four times the object's size " +
       "plus 32 KiB, else a copy, so that a kept object never keeps alive more than that.",
+      "The batched rows run the same decoders with one array of events per 64 KiB read instead of one stream item " +
+      "per event (`BatchDecoderStream` of `JsonWatchEventDecoder` and of `KubernetesProtobufWatchDecoder`, as " +
+      "`decodeWatchResponseBatches` does), read with `for await` over the batches and a loop over each; their " +
+      "ratios compare batched with batched (protobuf vs JSON, metadata vs full), and the JSON row batched with one " +
+      "by one. They are checked against the same targets, as separate lines of the table above.",
     ],
   },
   {
