@@ -28,7 +28,7 @@ import { DecoderStream, type DecoderStreamOptions, type StreamDecoder } from "./
  *   ':"DELETED","object":{"metadata":{"name":"a"}}}\n',
  * ].map((text) => new TextEncoder().encode(text));
  * const batches = await Array.fromAsync(ReadableStream.from(reads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder())));
- * console.log(batches.map((batch) => batch.map((e) => `${e.type} ${e.object.metadata?.name}`))); // [ [ "ADDED a", "ADDED b" ], [ "DELETED a" ] ]
+ * console.log(batches.map((batch) => batch.map((event) => event.type))); // [ [ "ADDED", "ADDED" ], [ "DELETED" ] ]
  * ```
  */
 export class BatchDecoderStream<I, O> extends DecoderStream<I, O[]> {
