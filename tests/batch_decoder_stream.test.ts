@@ -19,7 +19,7 @@ import {
   type StreamDecoder,
   type WatchEvent,
 } from "../mod.ts";
-import { bytewise, cutsFor, drain, errorKey, failingAfter, splitAt, streamOf, utf8 } from "./_util.ts";
+import { bytewise, cutsFor, drain, drainSlowly, errorKey, failingAfter, splitAt, streamOf, utf8 } from "./_util.ts";
 
 const streams = new URL("../fixtures/kubernetes/streams/", import.meta.url);
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, streams)));
@@ -263,4 +263,16 @@ test("decodeWatchResponseBatches: a non-2xx response, an unknown Content-Type an
     }),
   );
   assert.deepEqual(csv.values.map((b) => b.length), [1, 1]);
+});
+
+test("decodeWatchResponseBatches: a codec's events before its stream fails all arrive, to a slow reader too, then the failure", async () => {
+  const reason = new DecodeError("TRUNCATED", 12, "the body ended inside an event");
+  const event = (name: string): WatchEvent<unknown> => ({ type: "ADDED", object: { metadata: { name } } });
+  const codec = () => failingAfter([event("a"), event("b"), event("c")], reason);
+  const response = () => new Response("", { headers: { "content-type": "text/csv" } });
+  for (const read of [drain, (s: ReadableStream<WatchEvent<unknown>[]>) => drainSlowly(s, 5)]) {
+    const got = await read(decodeWatchResponseBatches(response(), { codecs: { "text/csv": codec } }));
+    assert.deepEqual(got.values, [[event("a")], [event("b")], [event("c")]]);
+    assert.equal(got.error, reason);
+  }
 });

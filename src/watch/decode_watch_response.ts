@@ -187,9 +187,16 @@ export function decodeWatchResponseBatches<T = KubernetesObject>(
   const body = watchBody(response, options);
   const batches = "decoder" in body
     ? body.bytes.pipeThrough(new BatchDecoderStream(body.decoder))
-    : body.events.pipeThrough(new TransformStream({ transform: (event, out) => out.enqueue([event]) }));
+    // A DecoderStream, not a plain TransformStream: events read before the codec's stream fails still arrive.
+    : body.events.pipeThrough(new DecoderStream(ONE_EVENT_BATCHES));
   return batches as ReadableStream<WatchEvent<T>[]>;
 }
+
+/** Each event as an array of one. */
+const ONE_EVENT_BATCHES: StreamDecoder<WatchEvent<unknown>, WatchEvent<unknown>[]> = {
+  push: (event, emit) => emit([event]),
+  finish() {},
+};
 
 /** What decodes a watch response: a built-in decoder for its body, or a stream of events already. */
 type WatchBody =
