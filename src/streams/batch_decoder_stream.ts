@@ -41,7 +41,7 @@ export class BatchDecoderStream<I, O> extends DecoderStream<I, O[]> {
 class BatchingDecoder<I, O> implements StreamDecoder<I, O[]> {
   readonly #decoder: StreamDecoder<I, O>;
   #batch: O[] = [];
-  // One function for the stream's whole life: none is made per chunk.
+  // One function for the stream's whole life, handed to every call of the decoder.
   readonly #add = (value: O): void => {
     this.#batch.push(value);
   };
@@ -49,53 +49,39 @@ class BatchingDecoder<I, O> implements StreamDecoder<I, O[]> {
 
   constructor(decoder: StreamDecoder<I, O>) {
     this.#decoder = decoder;
-    if (decoder.salvage !== undefined) {
-      this.salvage = (emit) => {
-        let result: void | Promise<void>;
-        try {
-          result = decoder.salvage!(this.#add);
-        } catch (error) {
-          this.#flush(emit);
-          throw error;
-        }
-        return this.#flushAfter(result, emit);
-      };
-    }
+    const salvage = decoder.salvage;
+    if (salvage !== undefined) this.salvage = (emit) => this.#gather(emit, () => salvage.call(decoder, this.#add));
   }
 
   push(chunk: I, emit: (batch: O[]) => void): void | Promise<void> {
-    let result: void | Promise<void>;
-    try {
-      result = this.#decoder.push(chunk, this.#add);
-    } catch (error) {
-      this.#flush(emit); // what the chunk completed before its fault
-      throw error;
-    }
-    return this.#flushAfter(result, emit);
+    return this.#gather(emit, () => this.#decoder.push(chunk, this.#add));
   }
 
   finish(emit: (batch: O[]) => void): void | Promise<void> {
-    let result: void | Promise<void>;
-    try {
-      result = this.#decoder.finish(this.#add);
-    } catch (error) {
-      this.#flush(emit);
-      throw error;
-    }
-    return this.#flushAfter(result, emit);
+    return this.#gather(emit, () => this.#decoder.finish(this.#add));
   }
 
   failed(reason: unknown): void {
     this.#decoder.failed?.(reason);
   }
 
-  /** Hands on the batch once `result` (a call's return value) has settled, also when it rejects. */
-  #flushAfter(result: void | Promise<void>, emit: (batch: O[]) => void): void | Promise<void> {
-    if (!(result instanceof Promise)) {
+  /**
+   * Runs one call of the decoder, then hands on what it emitted as one batch once the call has settled, also when it
+   * throws or rejects (what came before the fault).
+   */
+  #gather(emit: (batch: O[]) => void, call: () => void | Promise<void>): void | Promise<void> {
+    let result: void | Promise<void>;
+    try {
+      result = call();
+    } catch (error) {
+      this.#flush(emit);
+      throw error;
+    }
+    if (typeof (result as PromiseLike<void> | undefined)?.then !== "function") {
       this.#flush(emit);
       return;
     }
-    return result.then(
+    return Promise.resolve(result).then(
       () => this.#flush(emit),
       (error) => {
         this.#flush(emit);
