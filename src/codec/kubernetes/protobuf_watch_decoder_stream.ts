@@ -12,12 +12,13 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  * Decodes the body of a Kubernetes protobuf watch (`Content-Type: application/vnd.kubernetes.protobuf;stream=watch`)
  * into typed {@linkcode WatchEvent}s: the length-prefixed framing (4-byte big-endian length, then a
  * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
- * stage, so each event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks
- * is copied once, after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix
- * otherwise): into a buffer the stream reuses when it is at most 256 KiB (nothing keeps it), else into a buffer of its
- * exact length. In metadata mode such a frame of up to 256 KiB is not copied when it has the usual shape: what that
- * mode reads of it (the event's type, the envelope, the tags and lengths of the object's fields, its metadata) is read
- * from the input chunks themselves.
+ * stage ({@linkcode KubernetesProtobufWatchDecoder}, which `BatchDecoderStream` runs for events in batches), so each
+ * event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks is copied once,
+ * after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise): into a
+ * buffer the stream reuses when it is at most 256 KiB (nothing keeps it), else into a buffer of its exact length. In
+ * metadata mode such a frame of up to 256 KiB is not copied when it has the usual shape: what that mode reads of it
+ * (the event's type, the envelope, the tags and lengths of the object's fields, its metadata) is read from the input
+ * chunks themselves.
  *
  * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
  * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
