@@ -15,10 +15,12 @@
  */
 // Straight from the modules, so work in progress elsewhere (mod.ts) cannot break the benchmark.
 import { isNativeAccelerationEnabled } from "msgpackr";
+import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
+import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
-import { MsgpackEventReader, MsgpackEventWriter, newPackr, newUnpackr } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventDecoder, MsgpackEventWriter, newPackr, newUnpackr } from "../src/codec/msgpack/format.ts";
 import type { WatchEvent } from "../src/events.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
 import {
@@ -72,6 +74,17 @@ async function countItems(stream: ReadableStream<unknown>): Promise<number> {
     const { done, value } = await reader.read();
     if (done) return n;
     if (value !== undefined) n++;
+  }
+}
+
+/** The items of a stream of batches, read as `countItems` reads single items. */
+async function countBatched(stream: ReadableStream<unknown[]>): Promise<number> {
+  const reader = stream.getReader();
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return n;
+    for (const item of value) if (item !== undefined) n++;
   }
 }
 
@@ -162,6 +175,16 @@ for (const name of DATASET_NAMES) {
       run: () => countItems(streamOf(msgpackReads).pipeThrough(new MsgpackEventDecoderStream())),
     },
     {
+      name: "json-dec-batch",
+      expect: n,
+      run: () => countBatched(streamOf(ndjsonReads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder()))),
+    },
+    {
+      name: "mp-dec-batch",
+      expect: n,
+      run: () => countBatched(streamOf(msgpackReads).pipeThrough(new BatchDecoderStream(new MsgpackEventDecoder()))),
+    },
+    {
       name: "json-loop",
       expect: n,
       run: () => {
@@ -176,7 +199,7 @@ for (const name of DATASET_NAMES) {
       run: () => {
         // The encoder and decoder cores (what the streams run), chunk by chunk, no streams.
         const writer = new MsgpackEventWriter();
-        const reader = new MsgpackEventReader();
+        const reader = new MsgpackEventDecoder();
         let k = 0;
         const onEvent = () => {
           k++;
@@ -230,6 +253,18 @@ for (const name of DATASET_NAMES) {
       row("msgpack encode: `MsgpackEventEncoderStream`", "mp-enc", "json-enc", msgpack.length),
       row("JSON decode: `JsonWatchEventDecoderStream`, 64 KiB reads", "json-dec", undefined, ndjson.length),
       row("msgpack decode: `MsgpackEventDecoderStream`, 64 KiB reads", "mp-dec", "json-dec", msgpack.length),
+      row(
+        "JSON decode in batches: `BatchDecoderStream` of `JsonWatchEventDecoder`, 64 KiB reads",
+        "json-dec-batch",
+        undefined,
+        ndjson.length,
+      ),
+      row(
+        "msgpack decode in batches: `BatchDecoderStream` of `MsgpackEventDecoder`, 64 KiB reads",
+        "mp-dec-batch",
+        "json-dec-batch",
+        msgpack.length,
+      ),
       row("loop: `JSON.parse(JSON.stringify(event))` (strings, no bytes)", "json-loop", undefined),
       row("loop: msgpack encoder + decoder cores, no streams", "mp-loop", "json-loop", msgpack.length),
       row("loop: msgpackr alone (same options; loses -0, lone surrogates, `__proto__`)", "msgpackr-loop", "json-loop"),

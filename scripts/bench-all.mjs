@@ -183,7 +183,8 @@ const BENCHMARKS = [
     about: [
       "The same events (parsed once) through `MsgpackEventEncoderStream` → `MsgpackEventDecoderStream` and through the " +
       'NDJSON pipeline (a `TransformStream` writing `JSON.stringify(event) + "\\n"` as UTF-8 → ' +
-      "`JsonWatchEventDecoderStream`): round trip, and each half alone (decoders read 64 KiB reads); then loops without " +
+      "`JsonWatchEventDecoderStream`): round trip, and each half alone (decoders read 64 KiB reads; both decoders in " +
+      "batches too, `BatchDecoderStream` of `JsonWatchEventDecoder` and of `MsgpackEventDecoder`); then loops without " +
       "streams: the msgpack cores vs `JSON.parse(JSON.stringify(event))`, and msgpackr alone (same options, lossy). No " +
       "target: size ratios (also gzip'd) in each table's note, speed ratios (msgpack/JSON events/s, same rounds) in the " +
       "last column.",

@@ -1,7 +1,8 @@
 /**
- * BatchDecoderStream and decodeWatchResponseBatches: the same events as the one-event-per-item streams, grouped by the
- * input chunk that completed them (split invariance of the events, and batches that follow the chunks exactly), the
- * same faults after the same events, and nothing held back for later input.
+ * BatchDecoderStream (of the JSON, Kubernetes protobuf and msgpack decoders) and decodeWatchResponseBatches: the same
+ * events as the one-event-per-item streams, grouped by the input chunk that completed them (split invariance of the
+ * events, and batches that follow the chunks exactly), the same faults after the same events, and nothing held back for
+ * later input.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,8 +15,11 @@ import {
   decodeWatchResponse,
   decodeWatchResponseBatches,
   JsonWatchEventDecoder,
+  JsonWatchEventDecoderStream,
   KubernetesProtobufObject,
   KubernetesProtobufWatchDecoder,
+  MsgpackEventDecoder,
+  MsgpackEventEncoderStream,
   type StreamDecoder,
   type WatchEvent,
 } from "../mod.ts";
@@ -24,16 +28,39 @@ import { bytewise, cutsFor, drain, drainSlowly, errorKey, failingAfter, splitAt,
 const streams = new URL("../fixtures/kubernetes/streams/", import.meta.url);
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, streams)));
 
-/** A body decoder of each kind watchwire has, made fresh for each run. */
-const DECODERS: { name: string; file: string; make: () => StreamDecoder<Uint8Array, WatchEvent<unknown>> }[] = [
-  { name: "JSON", file: "v1.Pod.json", make: () => new JsonWatchEventDecoder<unknown>() },
-  { name: "protobuf, full", file: "v1.Pod.pb", make: () => new KubernetesProtobufWatchDecoder<unknown>() },
+/** A recording of the JSON stream `file`'s events, written by MsgpackEventEncoderStream. */
+async function msgpackRecording(file: string): Promise<Uint8Array> {
+  const events = streamOf([fixture(file)]).pipeThrough(new JsonWatchEventDecoderStream<unknown>());
+  return new Uint8Array(await new Response(events.pipeThrough(new MsgpackEventEncoderStream<unknown>())).arrayBuffer());
+}
+
+/** A body decoder of each kind watchwire has (made fresh for each run), and an input for it. */
+const DECODERS: {
+  name: string;
+  input: () => Promise<Uint8Array> | Uint8Array;
+  make: () => StreamDecoder<Uint8Array, WatchEvent<unknown>>;
+}[] = [
+  { name: "JSON", input: () => fixture("v1.Pod.json"), make: () => new JsonWatchEventDecoder<unknown>() },
+  {
+    name: "protobuf, full",
+    input: () => fixture("v1.Pod.pb"),
+    make: () => new KubernetesProtobufWatchDecoder<unknown>(),
+  },
   {
     name: "protobuf, metadata mode",
-    file: "v1.Node.pb",
+    input: () => fixture("v1.Node.pb"),
     make: () => new KubernetesProtobufWatchDecoder<unknown>({ mode: "metadata" }),
   },
-  { name: "JSON, ConfigMaps", file: "v1.ConfigMap.json", make: () => new JsonWatchEventDecoder<unknown>() },
+  {
+    name: "JSON, ConfigMaps",
+    input: () => fixture("v1.ConfigMap.json"),
+    make: () => new JsonWatchEventDecoder<unknown>(),
+  },
+  {
+    name: "msgpack",
+    input: () => msgpackRecording("v1.Pod.json"),
+    make: () => new MsgpackEventDecoder<unknown>(),
+  },
 ];
 
 /** An event as comparable data: an object kept as bytes (metadata mode) becomes what it offers. */
@@ -70,9 +97,9 @@ function perCall<O>(decoder: StreamDecoder<Uint8Array, O>, chunks: Uint8Array[])
   return { batches, error };
 }
 
-for (const { name, file, make } of DECODERS) {
+for (const { name, input: read, make } of DECODERS) {
   test(`BatchDecoderStream (${name}): the events of the one-per-item stream, in one batch per chunk that completes any, for any cutting`, async () => {
-    const input = fixture(file);
+    const input = await read();
     const single = await drain(streamOf([input]).pipeThrough(new DecoderStream(make())));
     assert.equal(single.error, undefined);
     assert.ok(single.values.length >= 5, `${single.values.length} events`);

@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import { MsgpackEventReader } from "./format.ts";
+import { MsgpackEventDecoder } from "./format.ts";
 
 /**
  * Options of {@linkcode MsgpackEventDecoderStream}.
@@ -31,7 +31,8 @@ export interface MsgpackEventDecoderOptions {
 
 /**
  * Decodes the bytes written by {@linkcode MsgpackEventEncoderStream} (in any chunks, down to single bytes) to the
- * same {@linkcode WatchEvent}s, deep-equal to those encoded. It needs nothing from the encoder: the record definitions
+ * same {@linkcode WatchEvent}s, deep-equal to those encoded ({@linkcode MsgpackEventDecoder} without a stream, or in
+ * batches). It needs nothing from the encoder: the record definitions
  * are in the stream. A stream that carries several recordings one after another (each with its header) decodes to
  * all their events.
  *
@@ -65,6 +66,6 @@ export interface MsgpackEventDecoderOptions {
  */
 export class MsgpackEventDecoderStream<T = KubernetesObject> extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: MsgpackEventDecoderOptions = {}) {
-    super(new MsgpackEventReader<T>(options));
+    super(new MsgpackEventDecoder<T>(options));
   }
 }
