@@ -75,4 +75,4 @@ export * from "./src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_encoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_decoder_stream.ts";
-export { MsgpackEventDecoder } from "./src/codec/msgpack/format.ts";
+export * from "./src/codec/msgpack/msgpack_event_decoder.ts";

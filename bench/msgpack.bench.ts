@@ -20,7 +20,8 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
-import { MsgpackEventDecoder, MsgpackEventWriter, newPackr, newUnpackr } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventReader, MsgpackEventWriter, newPackr, newUnpackr } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventDecoder } from "../src/codec/msgpack/msgpack_event_decoder.ts";
 import type { WatchEvent } from "../src/events.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
 import {
@@ -199,7 +200,7 @@ for (const name of DATASET_NAMES) {
       run: () => {
         // The encoder and decoder cores (what the streams run), chunk by chunk, no streams.
         const writer = new MsgpackEventWriter();
-        const reader = new MsgpackEventDecoder();
+        const reader = new MsgpackEventReader();
         let k = 0;
         const onEvent = () => {
           k++;

@@ -27,7 +27,6 @@ import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter, MAX_FRAME_LENGTH } from "../.
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { toWatchEvent } from "../watch_event.ts";
 import { fromWire, toWire } from "./json_values.ts";
-import type { MsgpackEventDecoderOptions } from "./msgpack_event_decoder_stream.ts";
 
 /** The default limit on one encoded event: 16 MiB, as on a JSON watch line or a protobuf watch frame. */
 export const DEFAULT_MAX_EVENT_BYTES: number = DEFAULT_MAX_MESSAGE_BYTES;
@@ -132,26 +131,14 @@ function checkEvent(value: unknown): void {
   }
 }
 
-/**
- * What `MsgpackEventDecoderStream` does, as a `StreamDecoder`: the bytes of a watchwire msgpack event stream to its
- * typed {@linkcode WatchEvent}s, with the same options and errors (see the stream). For a stream of event batches
- * (`BatchDecoderStream`: replaying a recording with one stream item per read), or to decode without a stream.
- *
- * @example
- * ```ts
- * import { BatchDecoderStream, MsgpackEventDecoder, MsgpackEventEncoderStream, type WatchEvent } from "watchwire";
- *
- * const events: WatchEvent[] = ["a", "b", "c"].map((name) => ({ type: "ADDED", object: { metadata: { name } } }));
- * const recording = new Uint8Array(
- *   await new Response(ReadableStream.from(events).pipeThrough(new MsgpackEventEncoderStream())).arrayBuffer(),
- * );
- * const batches = await Array.fromAsync(
- *   ReadableStream.from([recording]).pipeThrough(new BatchDecoderStream(new MsgpackEventDecoder())),
- * );
- * console.log(batches.length, batches[0].length); // 1 3
- * ```
- */
-export class MsgpackEventDecoder<T = KubernetesObject> implements StreamDecoder<Uint8Array, WatchEvent<T>> {
+/** Options of {@linkcode MsgpackEventReader}. */
+export interface MsgpackEventReaderOptions {
+  /** Longest encoded event accepted, in bytes without its length prefix. Default 16 MiB. */
+  maxEventBytes?: number | undefined;
+}
+
+/** The bytes of a stream to its watch events. */
+export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<Uint8Array, WatchEvent<T>> {
   readonly #splitter: FrameSplitter;
   readonly #max: number;
   #unpackr = newUnpackr();
@@ -159,7 +146,7 @@ export class MsgpackEventDecoder<T = KubernetesObject> implements StreamDecoder<
   #headerChecked = 0;
   #frames = 0;
 
-  constructor(options: MsgpackEventDecoderOptions = {}) {
+  constructor(options: MsgpackEventReaderOptions = {}) {
     const max = checkLimit(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
     this.#max = max;
     // The splitter checks every length before buffering; the header's 5 bytes pass even under a smaller limit.

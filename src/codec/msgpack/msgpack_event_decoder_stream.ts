@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import { MsgpackEventDecoder } from "./format.ts";
+import { MsgpackEventDecoder } from "./msgpack_event_decoder.ts";
 
 /**
  * Options of {@linkcode MsgpackEventDecoderStream}.
