@@ -21,7 +21,7 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
 
 /**
- * Options of {@linkcode KubernetesProtobufWatchDecoderStream}.
+ * Options of {@linkcode KubernetesProtobufWatchDecoderStream} and {@linkcode KubernetesProtobufWatchDecoder}.
  *
  * @example
  * ```ts
