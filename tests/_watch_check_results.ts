@@ -10,7 +10,7 @@ import { JsonWatchEventDecoderStream } from "../mod.ts";
 import type { StreamPair } from "./_kubernetes_streams.ts";
 import { drain, streamOf } from "./_util.ts";
 import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "./peers/watch_checks.ts";
-import { fixtures, JSON_WATCH, LIVE_EVENTS, pairName, PROTOBUF_WATCH } from "./peers/watch_server.ts";
+import { fixtures, JSON_WATCH, LIVE_EVENTS, pairName, PROTOBUF_WATCH, streamPairs } from "./peers/watch_server.ts";
 
 /** `eval` and `new Function` both threw an EvalError `where` (a Worker, a page whose CSP forbids `'unsafe-eval'`). */
 export function checkCodegenForbidden(codegen: Codegen, where: string): void {
@@ -24,7 +24,7 @@ export function checkCodegenForbidden(codegen: Codegen, where: string): void {
  * kept as bytes with the full object's apiVersion, kind and metadata, and `decode()` the full object. Returns how many
  * objects metadata mode kept as bytes.
  */
-export async function checkPairResult(pair: StreamPair, result: PairResult): Promise<number> {
+async function checkPairResult(pair: StreamPair, result: PairResult): Promise<number> {
   const name = pairName(pair);
   const { json, full, metadata, batched } = result;
   assert.equal(json.type, JSON_WATCH);
@@ -61,8 +61,27 @@ export async function checkPairResult(pair: StreamPair, result: PairResult): Pro
   return kept;
 }
 
+/**
+ * {@linkcode checkPairResult} for every stream pair, with its result from `resultOf`, then {@linkcode checkKept}.
+ * Returns the events compared (each pair's JSON events, equal to its protobuf ones: what
+ * {@linkcode checkMsgpackRoundTrip} expects) and the objects metadata mode kept as bytes.
+ */
+export async function checkPairResults(
+  resultOf: (pair: StreamPair) => PairResult | Promise<PairResult>,
+): Promise<{ events: number; kept: number }> {
+  let events = 0;
+  let kept = 0;
+  for (const pair of streamPairs) {
+    const result = await resultOf(pair);
+    kept += await checkPairResult(pair, result);
+    events += result.json.events.length;
+  }
+  checkKept(kept, streamPairs.length);
+  return { events, kept };
+}
+
 /** Metadata mode kept most objects as bytes: ADDED, MODIFIED and DELETED of every kind that is an object. */
-export function checkKept(kept: number, pairs: number): void {
+function checkKept(kept: number, pairs: number): void {
   assert.ok(kept > 2 * pairs, `${kept} objects kept as bytes`);
 }
 

@@ -23,6 +23,7 @@ import {
   type StreamDecoder,
   type WatchEvent,
 } from "../mod.ts";
+import { metadataView } from "./peers/watch_checks.ts";
 import { bytewise, cutsFor, drain, drainSlowly, errorKey, failingAfter, splitAt, streamOf, utf8 } from "./_util.ts";
 
 const streams = new URL("../fixtures/kubernetes/streams/", import.meta.url);
@@ -63,19 +64,6 @@ const DECODERS: {
   },
 ];
 
-/** An event as comparable data: an object kept as bytes (metadata mode) becomes what it offers. */
-function plain(event: WatchEvent<unknown>): unknown {
-  const object = (event as { object?: unknown }).object;
-  if (!(object instanceof KubernetesProtobufObject)) return event;
-  return {
-    type: event.type,
-    apiVersion: object.apiVersion,
-    kind: object.kind,
-    metadata: object.metadata,
-    full: object.decode(),
-  };
-}
-
 /** What `make()`'s decoder emits for each chunk, and at the end: the batches a BatchDecoderStream must hand on. */
 function perCall<O>(decoder: StreamDecoder<Uint8Array, O>, chunks: Uint8Array[]): { batches: O[][]; error: unknown } {
   const batches: O[][] = [];
@@ -103,11 +91,11 @@ for (const { name, input: read, make } of DECODERS) {
     const single = await drain(streamOf([input]).pipeThrough(new DecoderStream(make())));
     assert.equal(single.error, undefined);
     assert.ok(single.values.length >= 5, `${single.values.length} events`);
-    const expected = JSON.stringify(single.values.map(plain));
+    const expected = JSON.stringify(single.values.map(metadataView));
     const check = async (chunks: Uint8Array[]) => {
       const got = await drain(streamOf(chunks).pipeThrough(new BatchDecoderStream(make())));
       assert.equal(got.error, undefined);
-      assert.equal(JSON.stringify(got.values.flat().map(plain)), expected);
+      assert.equal(JSON.stringify(got.values.flat().map(metadataView)), expected);
       // Batches follow the chunks: what each push completed, never empty, never merged with the next chunk's.
       const reference = perCall(make(), chunks);
       assert.deepEqual(got.values.map((b) => b.length), reference.batches.map((b) => b.length));
@@ -256,7 +244,7 @@ test("decodeWatchResponseBatches: the events of decodeWatchResponse for JSON and
       const meta = await drain(decodeWatchResponseBatches(response(), { protobuf: { mode: "metadata" } }));
       assert.ok(meta.values.flat().some((e) => (e as { object?: unknown }).object instanceof KubernetesProtobufObject));
       assert.deepEqual(
-        meta.values.flat().map(plain).map((e) => (e as { type: string }).type),
+        meta.values.flat().map((e) => e.type),
         single.values.map((e) => e.type),
       );
     }

@@ -50,7 +50,7 @@ function ended(error: unknown): Ended {
 }
 
 /** An event of metadata mode as plain data: an object kept as bytes becomes what it offers. */
-function metadataView(event: WatchEvent<unknown>): unknown {
+export function metadataView(event: WatchEvent<unknown>): unknown {
   const object = (event as { object?: unknown }).object;
   if (!(object instanceof KubernetesProtobufObject)) return event;
   const { apiVersion, kind, metadata } = object;
