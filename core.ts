@@ -65,6 +65,7 @@ export {
 export * from "./src/codec/kubernetes/protobuf_object.ts";
 export type {
   FrameOwnership,
+  KubernetesProtobufInputViews,
   KubernetesProtobufMode,
   KubernetesProtobufOptions,
 } from "./src/codec/kubernetes/decode_object.ts";

@@ -10,6 +10,8 @@
  * - `json` (baseline): `JsonWatchEventDecoderStream` (the foundation pipeline), events counted.
  * - `pb`: `KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects), events counted.
  * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
+ * - `pb-meta-views`: the same with `inputViews: "always"` (objects keep views of the reads, never copies), for
+ *   reference: not the default, so not judged against the target.
  * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object;
  *   and the whole event decoded in full vs in metadata mode, its object keeping a view of the frame or a copy of its
  *   bytes (what metadata mode does when keeping views of the reads would keep too much alive).
@@ -183,6 +185,16 @@ for (const k of KINDS) {
       run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
     },
     {
+      name: "pb-meta-views",
+      expect: events,
+      run: () =>
+        count(
+          streamOf(pbReads).pipeThrough(
+            new KubernetesProtobufWatchDecoderStream({ mode: "metadata", inputViews: "always" }),
+          ),
+        ),
+    },
+    {
       name: "json-batch",
       expect: events,
       run: () => countBatched(streamOf(jsonReads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder()))),
@@ -250,6 +262,7 @@ for (const k of KINDS) {
   const ms = (c: string) => median(t[c]);
   const vsJson = pairedRatio(t, "json", "pb");
   const metaVsPb = pairedRatio(t, "pb", "pb-meta");
+  const viewsVsPb = pairedRatio(t, "pb", "pb-meta-views");
   const cores = pairedRatio(t, "core-json", "core-pb");
   const floor = pairedRatio(t, "pb", "framing-only");
   const metaFloor = pairedRatio(t, "pb", "framing-only-meta");
@@ -294,6 +307,12 @@ for (const k of KINDS) {
       streamRow("baseline: JSON watch, `JsonWatchEventDecoderStream`", "json", jsonBody, "1.00x"),
       judgedRow("protobuf watch, `KubernetesProtobufWatchDecoderStream` (full)", "pb", pbBody, vsJson, "JSON", 1),
       judgedRow('protobuf watch, `mode: "metadata"`', "pb-meta", pbBody, metaVsPb, "full", 5),
+      streamRow(
+        'the same with `inputViews: "always"` (views of the reads, never a copy; not the default, so not judged)',
+        "pb-meta-views",
+        pbBody,
+        `${fmt.ratio(viewsVsPb)} vs full`,
+      ),
       streamRow(
         "batched: JSON watch, `BatchDecoderStream` of `JsonWatchEventDecoder` (an array of events per read)",
         "json-batch",

@@ -21,12 +21,12 @@ export function checkCodegenForbidden(codegen: Codegen, where: string): void {
 /**
  * A stream pair as decoded there: the JSON stream as this runtime decodes it; the protobuf stream in full mode to the
  * same events and the same end (kinds that are not objects refuse the BOOKMARK in both), one by one and in batches; in metadata mode, each object
- * kept as bytes with the full object's apiVersion, kind and metadata, and `decode()` the full object. Returns how many
- * objects metadata mode kept as bytes.
+ * kept as bytes with the full object's apiVersion, kind and metadata, and `decode()` the full object, whether objects
+ * keep views of the reads within the bound or always. Returns how many objects metadata mode kept as bytes.
  */
 async function checkPairResult(pair: StreamPair, result: PairResult): Promise<number> {
   const name = pairName(pair);
-  const { json, full, metadata, batched } = result;
+  const { json, full, metadata, views, batched } = result;
   assert.equal(json.type, JSON_WATCH);
   assert.equal(full.type, PROTOBUF_WATCH);
   const here = await drain(
@@ -43,6 +43,8 @@ async function checkPairResult(pair: StreamPair, result: PairResult): Promise<nu
   assert.deepEqual(batched.error, full.error, `${name}: the end in batches`);
   assert.deepEqual(metadata.error, full.error, `${name}: metadata mode's end`);
   assert.equal(metadata.events.length, full.events.length, `${name}: metadata mode's events`);
+  assert.deepEqual(views.events, metadata.events, `${name}: metadata mode keeping views of the reads`);
+  assert.deepEqual(views.error, metadata.error, `${name}: the end, keeping views of the reads`);
   let kept = 0;
   metadata.events.forEach((event, i) => {
     const expected = full.events[i] as { type: string; object: Record<string, unknown> };

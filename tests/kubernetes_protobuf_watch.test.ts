@@ -7,9 +7,11 @@ import {
   decodeWatchResponse,
   type JsonObject,
   type KubernetesProtobufDecoders,
+  type KubernetesProtobufInputViews,
   type KubernetesProtobufMode,
   KubernetesProtobufObject,
   KubernetesProtobufWatchDecoderStream,
+  KubernetesProtobufWatchEventDecoder,
   KubernetesProtobufWatchEventDecoderStream,
   LengthPrefixedDecoderStream,
   type ObjectDecoder,
@@ -160,9 +162,11 @@ const sequenceJson = [
   { type: "ERROR", object: expiredJson },
 ];
 
-const fused =
-  (options: { mode?: KubernetesProtobufMode; maxEventBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
-    source.pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders, ...options }));
+const fused = (
+  options: { mode?: KubernetesProtobufMode; maxEventBytes?: number; inputViews?: KubernetesProtobufInputViews } = {},
+) =>
+(source: ReadableStream<Uint8Array>) =>
+  source.pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders, ...options }));
 const staged = (mode?: KubernetesProtobufMode) => (source: ReadableStream<Uint8Array>) =>
   source.pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
     new KubernetesProtobufWatchEventDecoderStream<unknown>({ decoders, mode }),
@@ -236,8 +240,9 @@ test("k8s protobuf watch: split invariance over random event sequences and rando
     fc.asyncProperty(
       fc.array(arbitraryEvent, { maxLength: 8 }),
       fc.constantFrom<KubernetesProtobufMode>("full", "metadata"),
-      async (events, mode) => {
-        await assertSplitInvariant(framed(...events), fused({ mode }), { runs: 10, normalize: plain });
+      fc.constantFrom<KubernetesProtobufInputViews>("bounded", "always"),
+      async (events, mode, inputViews) => {
+        await assertSplitInvariant(framed(...events), fused({ mode, inputViews }), { runs: 10, normalize: plain });
       },
     ),
     { numRuns: 30 },
@@ -579,6 +584,75 @@ test("k8s protobuf watch: an object whose frame spans chunks keeps views of them
   }
 });
 
+test('k8s protobuf watch: inputViews "always": objects keep views of the input chunks whatever their size, never copies', async () => {
+  const always = fused({ mode: "metadata", inputViews: "always" });
+  // Many small objects in one large chunk (copies into shared blocks by default): each a view of the chunk.
+  const many = framed(...Array.from({ length: 2000 }, (_, i) => sequence[i % 4]));
+  const full = await drain(fused({})(streamOf([many])));
+  const viewed = await drain(always(streamOf([many])));
+  assert.equal(viewed.error, undefined);
+  assert.equal(viewed.values.length, 2000);
+  for (let i = 0; i < 2000; i++) {
+    const o = viewed.values[i].object as KubernetesProtobufObject;
+    assert.equal(o.raw.buffer, many.buffer, `object ${i}: a view of the chunk`);
+    assert.ok(o.raw.buffer.byteLength > keptBound(o), "beyond the bound");
+    assert.deepEqual(o.decode(), full.values[i].object, `object ${i}`);
+  }
+  // Frames that span reads held in 1 MiB buffers (copies by default): views of the reads, as writing to them shows.
+  const big = envelope("example.com/v1", "Widget", [
+    ...len(1, meta("big", "9", "default", { "example.com/a": "a".repeat(300) })),
+    ...len(2, len(1, "x".repeat(20_000))),
+  ]);
+  const input = framed(watchEvent("ADDED", big), watchEvent("MODIFIED", big));
+  const reference = (await drain(fused({})(streamOf([input])))).values;
+  const inLargeBuffers = () =>
+    splitAt(input, [10_000, 30_000]).map((read) => {
+      const buffer = new Uint8Array(1 << 20);
+      buffer.set(read, 100);
+      return buffer.subarray(100, 100 + read.length);
+    });
+  const untouched = await drain(always(streamOf(inLargeBuffers())));
+  untouched.values.forEach((e, i) =>
+    assert.deepEqual((e.object as KubernetesProtobufObject).decode(), reference[i].object)
+  );
+  const chunks = inLargeBuffers();
+  const probed = await drain(always(streamOf(chunks)));
+  assert.equal(probed.values.length, 2);
+  for (const chunk of chunks) chunk.fill(0x55); // only a probe: chunks are not to be written once handed over
+  for (const e of probed.values) assert.ok((e.object as KubernetesProtobufObject).raw.every((b) => b === 0x55));
+  // Frames that span one-byte chunks: views of those chunks, never of the framing's reused buffer, through which the
+  // later frames go: every object stays intact. Unknown kinds in full mode keep views as well.
+  const thing = envelope("other.io/v2", "Thing", [...len(1, meta("t", "2")), ...len(5, "x".repeat(700))]);
+  const mixed = framed(...sequence, watchEvent("ADDED", big), watchEvent("ADDED", thing), ...sequence);
+  for (const mode of ["metadata", "full"] as const) {
+    const expected = await drain(fused({ mode })(streamOf([mixed])));
+    const bytewiseRun = await drain(fused({ mode, inputViews: "always" })(streamOf(bytewise(mixed))));
+    assert.equal(bytewiseRun.error, undefined);
+    assert.equal(bytewiseRun.values.length, 12);
+    assert.deepEqual(plain(bytewiseRun.values), plain(expected.values), mode);
+    const lazy = bytewiseRun.values.map((e) => e.object).filter((o) => o instanceof KubernetesProtobufObject);
+    assert.equal(lazy.length, mode === "metadata" ? 10 : 1, "all but the Statuses in metadata mode; the Thing in both");
+  }
+  // Bytes the caller lends are copied whatever inputViews says.
+  const bigBytes = Uint8Array.from(big);
+  const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata", inputViews: "always" });
+  assert.notEqual((lent as unknown as KubernetesProtobufObject).raw.buffer, bigBytes.buffer);
+  // decodeWatchResponse passes it on: all 2000 objects in views of one buffer, where the default copies them.
+  const buffers = async (inputViews?: KubernetesProtobufInputViews) => {
+    const response = new Response(streamOf([many]), { headers: { "content-type": PROTOBUF_WATCH } });
+    const { values } = await drain(
+      decodeWatchResponse(response, { protobuf: { decoders, mode: "metadata", inputViews } }),
+    );
+    const lazy = values.map((e) => e.object).filter((o) => o instanceof KubernetesProtobufObject);
+    assert.equal(lazy.length, 2000);
+    return new Set(lazy.map((o) => o.raw.buffer));
+  };
+  const viewedBuffers = await buffers("always");
+  assert.equal(viewedBuffers.size, 1);
+  assert.ok([...viewedBuffers][0].byteLength >= many.length);
+  assert.ok((await buffers()).size > 1, "the default: copies in 32 KiB blocks");
+});
+
 test("k8s protobuf watch: metadata mode reads a frame that spans reads from the reads, as it would the assembled frame", () => {
   // The framing hands such a frame over "unfilled" (its bytes only in the reads' views): the usual shape is read from
   // them, anything else from the frame assembled then. Either way, the result or the error is the assembled frame's.
@@ -845,6 +919,11 @@ test("k8s protobuf watch: the fused and the two-stage pipelines agree under rand
 test("k8s protobuf watch: options are checked", () => {
   assert.throws(() => new KubernetesProtobufWatchDecoderStream({ mode: "lazy" as KubernetesProtobufMode }), RangeError);
   assert.throws(() => new KubernetesProtobufWatchDecoderStream({ maxEventBytes: -1 }), RangeError);
+  const inputViews = "never" as KubernetesProtobufInputViews;
+  assert.throws(() => new KubernetesProtobufWatchDecoderStream({ inputViews }), RangeError);
+  assert.throws(() => new KubernetesProtobufWatchEventDecoderStream({ inputViews }), RangeError);
+  assert.throws(() => new KubernetesProtobufWatchEventDecoder({ inputViews }), RangeError);
+  assert.throws(() => decodeKubernetesProtobufObject(Uint8Array.of(), { inputViews }), RangeError);
 });
 
 // ---- decodeWatchResponse ----

@@ -44,8 +44,9 @@ export interface DecodeWatchOptions {
   codecs?: Record<string, WatchBodyCodec>;
   /**
    * Options of the Kubernetes protobuf pipeline: `decoders` (default: every built-in kind; from the `watchwire/core`
-   * entry point, none but `Status`) and `mode` (`"full"`, the default, or `"metadata"`: see
-   * `KubernetesProtobufWatchDecoderStream`). Also used for a protobuf `Status` body of a non-2xx response.
+   * entry point, none but `Status`), `mode` (`"full"`, the default, or `"metadata"`: see
+   * `KubernetesProtobufWatchDecoderStream`) and `inputViews`. Also used for a protobuf `Status` body of a non-2xx
+   * response.
    */
   protobuf?: KubernetesProtobufOptions;
 }
@@ -98,6 +99,7 @@ const protobufDecoder: BodyDecoder = (options) =>
   new KubernetesProtobufWatchDecoder<unknown>({
     decoders: options.protobuf?.decoders,
     mode: options.protobuf?.mode,
+    inputViews: options.protobuf?.inputViews,
     maxEventBytes: options.maxEventBytes,
   });
 

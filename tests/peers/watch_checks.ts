@@ -29,13 +29,15 @@ export interface Decoded extends Ended {
 }
 
 /**
- * A refgen stream pair as decoded here: the JSON stream, and the protobuf one in full and in metadata mode, and in
- * full mode again in batches (`decodeWatchResponseBatches`; its events flattened).
+ * A refgen stream pair as decoded here: the JSON stream, and the protobuf one in full and in metadata mode, in metadata
+ * mode again with `inputViews: "always"` (objects keep views of this runtime's reads, never copies), and in full mode
+ * again in batches (`decodeWatchResponseBatches`; its events flattened).
  */
 export interface PairResult {
   json: Decoded;
   full: Decoded;
   metadata: Decoded;
+  views: Decoded;
   batched: Decoded;
 }
 
@@ -57,12 +59,12 @@ export function metadataView(event: WatchEvent<unknown>): unknown {
   return { type: event.type, kept: { apiVersion, kind, metadata, decoded: object.decode() } };
 }
 
-async function decode(url: string, mode: "full" | "metadata"): Promise<Decoded> {
+async function decode(url: string, mode: "full" | "metadata", inputViews?: "always"): Promise<Decoded> {
   const response = await fetch(url);
   const type = response.headers.get("content-type") ?? "";
   const events: unknown[] = [];
   try {
-    for await (const event of decodeWatchResponse(response, { protobuf: { mode } })) {
+    for await (const event of decodeWatchResponse(response, { protobuf: { mode, inputViews } })) {
       events.push(mode === "metadata" ? metadataView(event) : event);
     }
   } catch (error) {
@@ -90,6 +92,7 @@ export async function decodePair(origin: string, name: string): Promise<PairResu
     json: await decode(`${base}.json`, "full"),
     full: await decode(`${base}.pb`, "full"),
     metadata: await decode(`${base}.pb`, "metadata"),
+    views: await decode(`${base}.pb`, "metadata", "always"),
     batched: await decodeBatches(`${base}.pb`),
   };
 }

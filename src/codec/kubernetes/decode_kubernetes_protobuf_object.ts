@@ -36,6 +36,6 @@ export function decodeKubernetesProtobufObject(
   baseOffset = 0,
 ): JsonObject {
   // The caller keeps `bytes`, so a partial object copies its part rather than holding on to them.
-  return new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode)
+  return new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode, options.inputViews)
     .read(bytes, 0, bytes.length, baseOffset, false, "borrowed");
 }

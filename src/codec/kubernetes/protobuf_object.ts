@@ -97,7 +97,7 @@ export class KubernetesProtobufObject {
    * shared with other small copies of the same stream), or a view of a buffer that holds nothing but its watch event,
    * or (in a watch stream) a view of the input chunk that holds it, or its pieces in the chunks it spans joined into a
    * buffer of its own on first read; views only when the chunks are at most four times its size plus 32 KiB, so that
-   * keeping the object keeps alive at most that. Do not modify it.
+   * keeping the object keeps alive at most that (unless the decoder's `inputViews` is `"always"`). Do not modify it.
    */
   get raw(): Uint8Array {
     const raw = this.#raw;

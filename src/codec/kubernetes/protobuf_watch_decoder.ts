@@ -69,7 +69,11 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
   #headHave = 0;
 
   constructor(options: KubernetesProtobufWatchOptions = {}) {
-    this.#objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
+    this.#objects = new KubernetesObjectReader(
+      options.decoders ?? statusOnlyDecoders(),
+      options.mode,
+      options.inputViews,
+    );
     this.#splitter = new FrameSplitter({
       flagged: false,
       maxMessageBytes: options.maxEventBytes,

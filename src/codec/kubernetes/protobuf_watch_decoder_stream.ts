@@ -30,7 +30,8 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  * (chunks are not to be written once enqueued, as Web Streams have it); else a copy of its own bytes (up to 8 KiB in a
  * 32 KiB block shared with other small copies, as Node's `Buffer` pool does). So a kept object keeps alive at most
  * four times its size plus 32 KiB, and copies only when views would keep more: a copy costs fresh memory, which costs
- * more than decoding the metadata.
+ * more than decoding the metadata. With `options.inputViews: "always"` it keeps views of the chunks whatever their
+ * size, and never copies them: faster, for a reader that keeps no object for long.
  *
  * Errors are {@linkcode DecodeError}s whose offset counts bytes of this stream's input (a fault inside a frame: the
  * frame's offset + 4 + its position in the frame); every event before the fault is delivered first. A body that is a

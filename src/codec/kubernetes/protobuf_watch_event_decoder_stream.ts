@@ -36,7 +36,11 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 export class KubernetesProtobufWatchEventDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufOptions = {}) {
-    const objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
+    const objects = new KubernetesObjectReader(
+      options.decoders ?? statusOnlyDecoders(),
+      options.mode,
+      options.inputViews,
+    );
     let consumed = 0;
     super({
       push(frame, emit) {

@@ -6,7 +6,7 @@
  */
 import { DecodeError } from "../../errors.ts";
 import type { WatchEvent } from "../../events.ts";
-import { keptPieces, type KubernetesObjectReader, lazyObjectMeta } from "./decode_object.ts";
+import { type KubernetesObjectReader, lazyObjectMeta } from "./decode_object.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject } from "./registry.ts";
 import { readGoString } from "./runtime/go_string.ts";
@@ -107,11 +107,11 @@ const FIELD_4 = (4 << 3) | 2;
  * `baseOffset` locates the frame's first byte in the input), read from the pieces themselves: the walk over the
  * frame's fields touches only their tags and lengths, the event's type, the envelope's `typeMeta` and the
  * `metadata`, so the frame's bytes need not be copied into one buffer (most of a large object's frame is data that
- * metadata mode does not read). The object keeps views of the pieces ({@linkcode keptPieces}).
+ * metadata mode does not read). The object keeps views of the pieces (`KubernetesObjectReader.keptPieces`).
  *
  * Only the common shape is read this way: an ADDED, MODIFIED or DELETED event, one `type` and one `object` field, an
  * envelope with one `typeMeta` and one `raw` and no content type or encoding, a kind whose `metadata` is an
- * ObjectMeta met once and within one piece, views within the retention bound, nothing malformed. Anything else gives
+ * ObjectMeta met once and within one piece, views the reader may keep (`inputViews`), nothing malformed. Anything else gives
  * `undefined`, and the caller decodes the assembled frame, which gives the same result or error for every input.
  */
 export function readSpanningMetadataEvent(
@@ -215,7 +215,7 @@ export function readSpanningMetadataEvent(
   if (metaStart === metaEnd) return undefined; // absent or empty: rare, left to the assembled path
   const where = r.within(metaStart, metaEnd);
   if (where === undefined) return undefined;
-  const raw = keptPieces(pieces, rawStart, rawEnd);
+  const raw = objects.keptPieces(pieces, rawStart, rawEnd);
   if (raw === undefined) return undefined;
   let metadata;
   try {

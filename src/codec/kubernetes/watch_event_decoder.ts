@@ -36,7 +36,11 @@ export class KubernetesProtobufWatchEventDecoder {
   readonly #objects: KubernetesObjectReader;
 
   constructor(options: KubernetesProtobufOptions = {}) {
-    this.#objects = new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode);
+    this.#objects = new KubernetesObjectReader(
+      options.decoders ?? statusOnlyDecoders(),
+      options.mode,
+      options.inputViews,
+    );
   }
 
   /**
@@ -44,7 +48,8 @@ export class KubernetesProtobufWatchEventDecoder {
    * for the offsets of errors. `ownership`: who else may use the frame's bytes, which decides whether objects kept as
    * bytes (metadata mode, unknown kinds) keep a view of them or a copy: `"own"`, a buffer of its own that nothing
    * else uses; `"chunk"`, part of a stream chunk handed over (a view when the chunk's buffer is at most four times
-   * the object's size plus 32 KiB); `"borrowed"` (the default), the caller keeps them: always a copy.
+   * the object's size plus 32 KiB, or always with `inputViews: "always"`); `"borrowed"` (the default), the caller
+   * keeps them: always a copy.
    */
   decode(frame: Uint8Array, baseOffset = 0, ownership: FrameOwnership = "borrowed"): WatchEvent<unknown> {
     return decodeWatchEventFrame(this.#objects, frame, baseOffset, ownership);
