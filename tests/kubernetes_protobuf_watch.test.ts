@@ -598,6 +598,16 @@ test('k8s protobuf watch: inputViews "always": objects keep views of the input c
     assert.ok(o.raw.buffer.byteLength > keptBound(o), "beyond the bound");
     assert.deepEqual(o.decode(), full.values[i].object, `object ${i}`);
   }
+  // The same through the frames-to-events stage.
+  const stagedViews = await drain(
+    streamOf([many]).pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
+      new KubernetesProtobufWatchEventDecoderStream({ decoders, mode: "metadata", inputViews: "always" }),
+    ),
+  );
+  assert.equal(stagedViews.values.length, 2000);
+  for (const event of stagedViews.values) {
+    assert.equal((event.object as KubernetesProtobufObject).raw.buffer, many.buffer, "staged: a view of the chunk");
+  }
   // Frames that span reads held in 1 MiB buffers (copies by default): views of the reads, as writing to them shows.
   const big = envelope("example.com/v1", "Widget", [
     ...len(1, meta("big", "9", "default", { "example.com/a": "a".repeat(300) })),
