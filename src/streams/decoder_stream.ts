@@ -195,7 +195,9 @@ export class DecoderStream<I, O> extends TransformStream<I, O> {
       async write(chunk) {
         throwIfFailed();
         try {
-          await decoder.push(chunk, emit);
+          // Awaited only when asynchronous: `await` of a plain value still costs a turn of the microtask queue per chunk.
+          const pending = decoder.push(chunk, emit);
+          if (pending !== undefined) await pending;
         } catch (error) {
           const fault = own(error);
           fail(fault);
