@@ -75,7 +75,7 @@ export interface KubernetesProtobufOptions {
    * - `"bounded"` (the default): views of those chunks only when they keep alive at most four times the object's size
    *   plus 32 KiB, else a copy of its own. Kept objects then cost memory in proportion to their size.
    * - `"always"`: views of the chunks, never a copy of the object's bytes (only a metadata message that a chunk's end
-   *   falls inside is copied, on its own). The fastest: copying a 4 KB object makes its event 1.2–2.2 times as costly
+   *   falls inside is copied, on its own). The fastest: copying a 4 KB object makes its event 1.3–2.3 times as costly
    *   in metadata mode, depending on the runtime. For a consumer that keeps no object for long, such as a short-lived
    *   function or a tool that prints events, since one kept object keeps alive the whole chunks that hold it: a 64 KiB
    *   read for a 4 KB object.
