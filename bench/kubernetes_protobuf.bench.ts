@@ -158,8 +158,8 @@ for (const k of KINDS) {
   const lines = Array.from({ length: 256 }, () => lineText.slice(0, -1));
   // One frame's event (no prefix), decoded 256 times per run by a whole-event decoder in each mode.
   const eventBytes = frame.subarray(4);
-  const fullReader = new KubernetesObjectReader(builtinDecoders, "full");
-  const metaReader = new KubernetesObjectReader(builtinDecoders, "metadata");
+  const fullReader = new KubernetesObjectReader({ decoders: builtinDecoders });
+  const metaReader = new KubernetesObjectReader({ decoders: builtinDecoders, mode: "metadata" });
   const coreEvents = (reader: KubernetesObjectReader, ownership: FrameOwnership) => () => {
     let n = 0;
     for (let i = 0; i < lines.length; i++) {

@@ -535,6 +535,13 @@ test("k8s protobuf watch: lazy objects keep views of at most four times their si
   assert.equal(blocksOfSmall.size, 1, "the small copies share a block");
 });
 
+/** A copy of `read` inside a 1 MiB buffer: a read whose buffer is too large for its objects to keep by default. */
+function inLargeBuffer(read: Uint8Array): Uint8Array {
+  const buffer = new Uint8Array(1 << 20);
+  buffer.set(read, 100);
+  return buffer.subarray(100, 100 + read.length);
+}
+
 test("k8s protobuf watch: an object whose frame spans chunks keeps views of them within the bound, else a copy", async () => {
   // Two ~20 KB Widgets with annotations (a lazy collection), each frame spanning two reads.
   const annotations = { "example.com/one": "1", "example.com/two": "t".repeat(300) };
@@ -548,12 +555,7 @@ test("k8s protobuf watch: an object whose frame spans chunks keeps views of them
   const reference = (await drain(fused()(streamOf(splitAt(input, cuts))))).values;
   // Each read in a buffer of its own (30 KB at most: within four times 20 KB plus 32 KiB), or inside a 1 MiB buffer.
   const ownBuffers = () => splitAt(input, cuts);
-  const inLargeBuffers = () =>
-    splitAt(input, cuts).map((read) => {
-      const buffer = new Uint8Array(1 << 20);
-      buffer.set(read, 100);
-      return buffer.subarray(100, 100 + read.length);
-    });
+  const inLargeBuffers = () => splitAt(input, cuts).map(inLargeBuffer);
   for (const [reads, views] of [[ownBuffers, true], [inLargeBuffers, false]] as const) {
     const chunks = reads();
     const { values, error } = await drain(fused({ mode: "metadata" })(streamOf(chunks)));
@@ -615,12 +617,7 @@ test('k8s protobuf watch: inputViews "always": objects keep views of the input c
   ]);
   const input = framed(watchEvent("ADDED", big), watchEvent("MODIFIED", big));
   const reference = (await drain(fused({})(streamOf([input])))).values;
-  const inLargeBuffers = () =>
-    splitAt(input, [10_000, 30_000]).map((read) => {
-      const buffer = new Uint8Array(1 << 20);
-      buffer.set(read, 100);
-      return buffer.subarray(100, 100 + read.length);
-    });
+  const inLargeBuffers = () => splitAt(input, [10_000, 30_000]).map(inLargeBuffer);
   const untouched = await drain(always(streamOf(inLargeBuffers())));
   untouched.values.forEach((e, i) =>
     assert.deepEqual((e.object as KubernetesProtobufObject).decode(), reference[i].object)
@@ -696,7 +693,7 @@ test("k8s protobuf watch: metadata mode reads a frame that spans reads from the 
       false,
     ],
   ];
-  const objects = new KubernetesObjectReader(decoders, "metadata");
+  const objects = new KubernetesObjectReader({ decoders, mode: "metadata" });
   const outcome = (decode: () => WatchEvent<unknown>) => {
     try {
       return JSON.stringify(plain([decode()]));

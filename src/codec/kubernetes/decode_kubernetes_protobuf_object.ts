@@ -6,7 +6,6 @@
  */
 import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
 import type { JsonObject } from "./registry.ts";
-import { statusOnlyDecoders } from "./status_only_decoders.ts";
 
 /**
  * Decodes one Kubernetes object in its protobuf serialization (the `k8s\0` magic, then a `runtime.Unknown`: what
@@ -36,6 +35,6 @@ export function decodeKubernetesProtobufObject(
   baseOffset = 0,
 ): JsonObject {
   // The caller keeps `bytes`, so a partial object copies its part rather than holding on to them.
-  return new KubernetesObjectReader(options.decoders ?? statusOnlyDecoders(), options.mode, options.inputViews)
+  return new KubernetesObjectReader(options)
     .read(bytes, 0, bytes.length, baseOffset, false, "borrowed");
 }

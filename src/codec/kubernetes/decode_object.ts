@@ -14,6 +14,7 @@ import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
 import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
+import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -274,7 +275,7 @@ export function keptPieces(
 }
 
 /** `mode`, checked (`"full"` when undefined); a RangeError for anything but `"full"` and `"metadata"`. */
-export function checkMode(mode: KubernetesProtobufMode | undefined): KubernetesProtobufMode {
+function checkMode(mode: KubernetesProtobufMode | undefined): KubernetesProtobufMode {
   const m = mode ?? "full";
   if (m !== "full" && m !== "metadata") throw new RangeError(`mode must be "full" or "metadata", not ${m}`);
   return m;
@@ -298,15 +299,14 @@ export class KubernetesObjectReader {
   readonly #boundedViews: boolean;
   readonly #pool = new BytePool();
 
-  /** `decoders`: those to use (no default here, so that this module does not pull the built-in ones into bundles). */
-  constructor(
-    decoders: KubernetesProtobufDecoders,
-    mode: KubernetesProtobufMode | undefined,
-    inputViews?: KubernetesProtobufInputViews,
-  ) {
-    this.decoders = decoders;
-    this.metadataOnly = checkMode(mode) === "metadata";
-    this.#boundedViews = checkInputViews(inputViews) === "bounded";
+  /**
+   * The options of every decoder of this format, checked here for all of them. Without `decoders`, only `Status`'s
+   * (never the built-in ones, so that this module does not pull them into bundles).
+   */
+  constructor(options: KubernetesProtobufOptions) {
+    this.decoders = options.decoders ?? statusOnlyDecoders();
+    this.metadataOnly = checkMode(options.mode) === "metadata";
+    this.#boundedViews = checkInputViews(options.inputViews) === "bounded";
   }
 
   /** The views of `pieces` that hold a frame's bytes `[start..end)`, or `undefined` if they may not be kept. */

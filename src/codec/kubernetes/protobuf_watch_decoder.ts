@@ -11,7 +11,6 @@ import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
 import { KubernetesObjectReader } from "./decode_object.ts";
-import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
@@ -69,11 +68,7 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
   #headHave = 0;
 
   constructor(options: KubernetesProtobufWatchOptions = {}) {
-    this.#objects = new KubernetesObjectReader(
-      options.decoders ?? statusOnlyDecoders(),
-      options.mode,
-      options.inputViews,
-    );
+    this.#objects = new KubernetesObjectReader(options);
     this.#splitter = new FrameSplitter({
       flagged: false,
       maxMessageBytes: options.maxEventBytes,

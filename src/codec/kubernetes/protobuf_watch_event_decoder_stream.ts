@@ -8,7 +8,6 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import type { KubernetesProtobufOptions } from "./decode_object.ts";
 import { KubernetesObjectReader } from "./decode_object.ts";
-import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
@@ -36,11 +35,7 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 export class KubernetesProtobufWatchEventDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufOptions = {}) {
-    const objects = new KubernetesObjectReader(
-      options.decoders ?? statusOnlyDecoders(),
-      options.mode,
-      options.inputViews,
-    );
+    const objects = new KubernetesObjectReader(options);
     let consumed = 0;
     super({
       push(frame, emit) {

@@ -6,7 +6,6 @@
  */
 import type { WatchEvent } from "../../events.ts";
 import { type FrameOwnership, KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
-import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
@@ -36,11 +35,7 @@ export class KubernetesProtobufWatchEventDecoder {
   readonly #objects: KubernetesObjectReader;
 
   constructor(options: KubernetesProtobufOptions = {}) {
-    this.#objects = new KubernetesObjectReader(
-      options.decoders ?? statusOnlyDecoders(),
-      options.mode,
-      options.inputViews,
-    );
+    this.#objects = new KubernetesObjectReader(options);
   }
 
   /**
