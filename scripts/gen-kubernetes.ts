@@ -295,18 +295,19 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
     } else if (t.kind === "map") {
       const k = t.key!;
       const v = t.elem!;
-      const kt = (1 << 3) | wireOf(k);
-      const vt = (2 << 3) | wireOf(v);
+      // A map entry is read as Go's generated code reads it: fields 1 and 2 by the map's key and value types whatever
+      // wire type their tags say, each bounded by the end of the message that holds the map (not of the entry), the
+      // entry's other fields skipped by their wire types, and the reading going on at the entry's end.
       const kzero = k.kind === "string" ? '""' : "0";
       uses.add("setKey");
       cases.push(
         `case ${(f.number << 3) | 2}: { const e = c.len(end); let k: ${
           k.kind === "string" ? "string" : "number"
-        } = ${kzero}; let v: unknown = undefined; while (c.pos < e) { const t = c.tag(e); if (t === ${kt}) k = ${
-          readExpr(k, uses, imports, self, "e")
-        }; else if (t === ${vt}) v = ${readExpr(v, uses, imports, self, "e")}; else c.other(t, e, MAP_ENTRY, ${
+        } = ${kzero}; let v: unknown = undefined; while (c.pos < e) { const at = c.pos; const f = c.entryField(end); if (f === 1) k = ${
+          readExpr(k, uses, imports, self, "end")
+        }; else if (f === 2) v = ${readExpr(v, uses, imports, self, "end")}; else c.skipEntryField(at, e, end, ${
           JSON.stringify(name + "." + key)
-        }); } let m = ${o} as JsonObject | null | undefined; if (!m) ${o} = m = {}; ${
+        }); } c.pos = e; let m = ${o} as JsonObject | null | undefined; if (!m) ${o} = m = {}; ${
           k.kind === "string" ? "const key = k;" : "const key = String(k);"
         } const value = v === undefined ? ${
           mapZero(v, imports, self)
@@ -437,7 +438,6 @@ ${entries.join("\n")}
 `;
     }
     if (!apiVersions.length) uses.delete("decodeTop");
-    const usesMap = [...uses].includes("setKey");
     // Only what the code calls (a reader computed for a branch not taken may have asked for more).
     const code = bodies.join("") + tail;
     const used = [...uses].filter((u) => u !== "Cursor" && new RegExp(`\\b${u}\\(`).test(code));
@@ -455,7 +455,7 @@ ${entries.join("\n")}
         packageOf(mod)
       }\` (those that decode like a message of an ` +
       `earlier package are imported from there).\n *\n * @module\n */\n` +
-      importLines.join("\n") + "\n" + (usesMap ? "\nconst MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);\n" : "") +
+      importLines.join("\n") + "\n" +
       bodies.join("") + tail;
     files.set(`${mod}.ts`, body);
   }

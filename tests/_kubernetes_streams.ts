@@ -4,11 +4,13 @@
  * fixtures) and scripts/soak-kubernetes-fixtures.ts (fresh fuzzed sets from `tools/refgen/soak.sh`).
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import {
   DecodeError,
   JsonWatchEventDecoderStream,
   KubernetesProtobufObject,
   KubernetesProtobufWatchDecoderStream,
+  ProtobufReader,
 } from "../mod.ts";
 import { drain, streamOf } from "./_util.ts";
 
@@ -91,4 +93,79 @@ export async function checkMetadataMode(pb: Uint8Array): Promise<number> {
     partial++;
   }
   return partial;
+}
+
+/**
+ * The objects (runtime.Unknown raw) of a refgen fixture stream (`<fixtures>streams/<apiVersion>.<Kind>.pb`), by event
+ * type; read with the public reader.
+ */
+export function fixtureStreamObjects(fixtures: string, apiVersion: string, kind: string): Map<string, Uint8Array> {
+  const data = new Uint8Array(readFileSync(`${fixtures}streams/${apiVersion.replaceAll("/", "_")}.${kind}.pb`));
+  const objects = new Map<string, Uint8Array>();
+  for (let p = 0; p < data.length;) {
+    const n = new DataView(data.buffer, data.byteOffset + p).getUint32(0);
+    const frame = new ProtobufReader(data, 0, p + 4, p + 4 + n);
+    p += 4 + n;
+    let type = "";
+    let raw: Uint8Array | undefined;
+    while (!frame.done) {
+      const tag = frame.tag();
+      if (tag === 10) type = frame.string();
+      else if (tag === 18) {
+        const extension = frame.message();
+        while (!extension.done) {
+          const t = extension.tag();
+          if (t === 10) raw = extension.bytes();
+          else extension.skip(t);
+        }
+      } else frame.skip(tag);
+    }
+    const unknown = new ProtobufReader(raw!, 0, 4);
+    while (!unknown.done) {
+      const t = unknown.tag();
+      if (t === 18) objects.set(type, unknown.bytes());
+      else unknown.skip(t);
+    }
+  }
+  return objects;
+}
+
+/** Whether `a` deep-equals `b` (strictly: `assert.deepEqual` of node:assert/strict). */
+export function deepEquals(a: unknown, b: unknown): boolean {
+  try {
+    assert.deepEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A lazy metadata object as plain JSON: every collection read, through `JSON.stringify`. */
+export const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+/** Collects up to `limit` failures instead of stopping at the first, so that a regression shows its extent. */
+export function collectFailure(failures: string[], ok: boolean, describe: () => string, limit = 10): void {
+  if (!ok && failures.length < limit) failures.push(describe());
+}
+
+/**
+ * Runs `decode` on bytes that Go decoded (`goFailed` false) or refused (`goFailed` true) and collects a failure unless
+ * it does as Go did: a `DecodeError` only where Go failed, a value only where Go gave one. Returns that value, else
+ * `undefined`.
+ */
+export function decodeLikeGo<T>(
+  failures: string[],
+  goFailed: boolean,
+  what: string,
+  decode: () => T,
+): { value: T } | undefined {
+  let value: T;
+  try {
+    value = decode();
+  } catch (error) {
+    collectFailure(failures, goFailed && error instanceof DecodeError, () => `${what}: ${error}`);
+    return undefined;
+  }
+  collectFailure(failures, !goFailed, () => `${what}: decoded, but Go failed`);
+  return goFailed ? undefined : { value };
 }

@@ -10,14 +10,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import {
-  builtinDecoders,
-  DecodeError,
-  decodeKubernetesProtobufObject,
-  KubernetesProtobufObject,
-  ProtobufReader,
-} from "../mod.ts";
+import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, KubernetesProtobufObject } from "../mod.ts";
 import { envelope, len, varint } from "./_protobuf.ts";
+import { asJson, collectFailure, decodeLikeGo, deepEquals, fixtureStreamObjects } from "./_kubernetes_streams.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/kubernetes/", import.meta.url));
 
@@ -41,50 +36,13 @@ function fromHex(hex: string): number[] {
   return Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
 }
 
-/** The objects (runtime.Unknown raw) of a fixture stream, by event type; read with the public reader. */
-function streamObjects(apiVersion: string, kind: string): Map<string, Uint8Array> {
-  const data = new Uint8Array(readFileSync(`${fixtures}streams/${apiVersion.replaceAll("/", "_")}.${kind}.pb`));
-  const objects = new Map<string, Uint8Array>();
-  for (let p = 0; p < data.length;) {
-    const n = new DataView(data.buffer, data.byteOffset + p).getUint32(0);
-    const frame = new ProtobufReader(data, 0, p + 4, p + 4 + n);
-    p += 4 + n;
-    let type = "";
-    let raw: Uint8Array | undefined;
-    while (!frame.done) {
-      const tag = frame.tag();
-      if (tag === 10) type = frame.string();
-      else if (tag === 18) {
-        const extension = frame.message();
-        while (!extension.done) {
-          const t = extension.tag();
-          if (t === 10) raw = extension.bytes();
-          else extension.skip(t);
-        }
-      } else frame.skip(tag);
-    }
-    const unknown = new ProtobufReader(raw!, 0, 4);
-    while (!unknown.done) {
-      const t = unknown.tag();
-      if (t === 18) objects.set(type, unknown.bytes());
-      else unknown.skip(t);
-    }
-  }
-  return objects;
-}
-
 const objectsOf = new Map<string, Map<string, Uint8Array>>();
 function bytesOf(v: MergeVector): number[] {
   const key = `${v.apiVersion} ${v.kind}`;
-  if (!objectsOf.has(key)) objectsOf.set(key, streamObjects(v.apiVersion, v.kind));
+  if (!objectsOf.has(key)) objectsOf.set(key, fixtureStreamObjects(fixtures, v.apiVersion, v.kind));
   return v.parts.flatMap((part) =>
     part.startsWith("hex:") ? fromHex(part.slice(4)) : Array.from(objectsOf.get(key)!.get(part)!)
   );
-}
-
-/** Collects failures instead of stopping at the first, so a regression shows its extent. */
-function check(failures: string[], ok: boolean, describe: () => string): void {
-  if (!ok && failures.length < 10) failures.push(describe());
 }
 
 test("merge vectors: the file is Go's, with every kind", () => {
@@ -112,21 +70,18 @@ test("merge vectors: full decoding gives exactly Go's object (repeated fields me
   for (const v of file.vectors) {
     const bytes = Uint8Array.from(bytesOf(v));
     const decode = builtinDecoders.decoder(v.apiVersion, v.kind)!;
-    let got: unknown;
-    try {
-      got = decode(bytes, 0, bytes.length, { apiVersion: v.apiVersion, kind: v.kind }, 0);
-    } catch (error) {
-      check(failures, v.error !== undefined && error instanceof DecodeError, () => `${v.kind} ${v.parts}: ${error}`);
-      continue;
-    }
-    check(failures, v.json !== undefined, () => `${v.kind} ${v.parts}: decoded, but Go failed: ${v.error}`);
-    let same = true;
-    try {
-      assert.deepEqual(got, v.json);
-    } catch {
-      same = false;
-    }
-    check(failures, same, () => `${v.kind} ${v.parts}: differs from Go's ${JSON.stringify(v.json).slice(0, 300)}`);
+    const got = decodeLikeGo(
+      failures,
+      v.error !== undefined,
+      `${v.kind} ${v.parts}`,
+      () => decode(bytes, 0, bytes.length, { apiVersion: v.apiVersion, kind: v.kind }, 0),
+    );
+    if (got === undefined) continue;
+    collectFailure(
+      failures,
+      deepEquals(got.value, v.json),
+      () => `${v.kind} ${v.parts}: differs from Go's ${JSON.stringify(v.json).slice(0, 300)}`,
+    );
     decoded++;
   }
   assert.deepEqual(failures, []);
@@ -141,18 +96,14 @@ test("merge vectors: metadata mode gives Go's metadata, and Go's object on decod
     if (v.json?.metadata === undefined) continue;
     const bytes = Uint8Array.from(envelope(v.apiVersion, v.kind, bytesOf(v)));
     const object = decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders, mode: "metadata" });
-    const same = (a: unknown, b: unknown) => {
-      try {
-        assert.deepEqual(JSON.parse(JSON.stringify(a)), b);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    check(failures, same(object.metadata, v.json.metadata), () => `${v.kind} ${v.parts}: metadata differs`);
+    collectFailure(
+      failures,
+      deepEquals(asJson(object.metadata), v.json.metadata),
+      () => `${v.kind} ${v.parts}: metadata differs`,
+    );
     if (object instanceof KubernetesProtobufObject) {
       lazy++;
-      check(failures, same(object.decode(), v.json), () => `${v.kind} ${v.parts}: decode() differs`);
+      collectFailure(failures, deepEquals(object.decode(), v.json), () => `${v.kind} ${v.parts}: decode() differs`);
     }
   }
   assert.deepEqual(failures, []);

@@ -14,6 +14,8 @@
 #   fixtures  fixtures/kubernetes/streams/*.{pb,json} and fixtures/kubernetes/index.json (cmd/fixtures)
 #   merge     fixtures/kubernetes/merge/vectors.json: Go's JSON of objects whose bytes repeat fields and carry
 #             unknown groups (cmd/mergevectors; reads the streams)
+#   damage    fixtures/kubernetes/damage/vectors.json: Go's JSON (or error) for damaged copies of the objects
+#             (cmd/damagevectors; reads the streams)
 #   record    fixtures/kubernetes/captures/*.bin and captures/index.json (cmd/record; needs the streams)
 #
 # Every step writes only into the folders named by the OUT_* variables below, and replaces their contents
@@ -29,7 +31,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-STEPS=(schema decoders vectors fixtures merge record)
+STEPS=(schema decoders vectors fixtures merge damage record)
 
 # Output folders. check points them into a scratch copy.
 OUT_FIXTURES="${OUT_FIXTURES:-$root/fixtures/kubernetes}"
@@ -61,6 +63,10 @@ step_fixtures() {
 
 step_merge() {
   (cd "$here" && go run ./cmd/mergevectors -fixtures "$OUT_FIXTURES")
+}
+
+step_damage() {
+  (cd "$here" && go run ./cmd/damagevectors -fixtures "$OUT_FIXTURES")
 }
 
 step_record() {

@@ -8,7 +8,7 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import { ProtobufCursor, tagLength } from "../protobuf/cursor.ts";
+import { ProtobufCursor } from "../protobuf/cursor.ts";
 import { readGoString } from "./runtime/go_string.ts";
 import { base64Std } from "./runtime/base64.ts";
 import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
@@ -77,11 +77,36 @@ export class Cursor extends ProtobufCursor {
     return s;
   }
 
+  /**
+   * Reads a map entry's tag as Go's generated map code does, and returns its field number: `int32(wire >> 3)`, which
+   * may be 0 or negative, and whose wire type is not looked at (fields 1 and 2 are read by the map's types whatever
+   * it says). `end` is the end of the message that holds the map: Go bounds the entry's reads by it, not by the
+   * entry's own end.
+   */
+  entryField(end: number): number {
+    const lo = this.varint(end);
+    return (lo >>> 3) | ((this.hi & 7) << 29);
+  }
+
+  /**
+   * Skips a map entry's field other than its key and value, whose tag {@linkcode Cursor.entryField} read at `at`, as
+   * Go does: reading the tag again for its wire type (an end of group, 6 or 7 are errors), then the value, to no
+   * further than the entry's end `e`.
+   */
+  skipEntryField(at: number, e: number, end: number, where: string): void {
+    this.pos = at;
+    const w = this.varint(end) & 7;
+    if (w === 4) throw this.fail(at, `${where}: end of group (wire type 4) in a map entry, outside a group`);
+    if (w > 5) throw this.fail(at, `${where}: invalid wire type ${w} in a map entry`);
+    this.skip(w, end, at);
+    if (this.pos > e) throw this.fail(at, `${where}: a field of a map entry runs past the entry's end`);
+  }
+
   /** Skips a field that is not part of the message; `known[n]` is 1 for field numbers the message has (a known number with another wire type is an error, as in Go). */
   other(t: number, end: number, known: Uint8Array, where: string): void {
     const n = t >>> 3;
     if (n < known.length && known[n] === 1) {
-      throw this.fail(this.pos - tagLength(t), `${where}: field ${n} has the wrong wire type ${t & 7}`);
+      throw this.fail(this.tagStart(t), `${where}: field ${n} has the wrong wire type ${t & 7}`);
     }
     this.skip(t, end);
   }

@@ -11,13 +11,37 @@ const TWO_32 = 4294967296;
 // Bit w set for the wire types a field's tag may carry: 0 (varint), 1 (fixed64), 2 (length-delimited), 3 (start of a
 // group), 5 (fixed32). An end of group (4) is only met inside a group, by `skip`.
 const VALID_WIRE = 0b101111;
-/** How deeply groups may nest inside a skipped group (protobuf-go's default recursion limit). */
-const MAX_GROUP_DEPTH = 10000;
+/**
+ * The largest field number protobuf allows. Go's generated code takes a tag's field number as `int32(wire >> 3)`, so
+ * a tag of more than 32 bits can carry a larger one, which no message has: such a tag reads as this number (an
+ * unknown field to every schema watchwire reads).
+ */
+const MAX_FIELD = 0x1fffffff;
+
+/**
+ * The last tag the slow path of `tag` read, which may be longer than its value needs: where it starts, for the offset
+ * of an error found after it. Kept here rather than in each cursor, where it would cost two fields per cursor made
+ * (several per event) for something only a malformed or unusual tag needs.
+ */
+const slowTag: { cursor: ProtobufCursor | undefined; start: number; end: number } = {
+  cursor: undefined,
+  start: 0,
+  end: 0,
+};
 
 /**
  * A position in protobuf wire data. Every read takes the `end` of the message it is in (nested messages are read in
  * place, bounded by their own end), so a length or varint that runs past it fails there, as Go's generated
  * `Unmarshal` does. Faults are {@linkcode DecodeError} `MESSAGE_INVALID` at `base` + their position in `b`.
+ *
+ * What is a fault is what Go's gogo-protobuf generated code (which Kubernetes' and etcd's Go types use, and so
+ * client-go and etcd's client) refuses, no more: that code is looser than protobuf-go in three places, and so is this
+ * cursor, so that a decoder gives an object wherever Go does (tools/refgen/cmd/damagevectors has Go show it):
+ * - a varint's tenth byte may carry bits past the 64th, which are dropped (only an eleventh byte is refused);
+ * - a tag's field number is bits 3 to 34 of its varint (Go's `int32(wire >> 3)`): higher bits are dropped, and 0 or a
+ *   negative number is refused;
+ * - a group is skipped by counting its starts and ends, whatever their field numbers, and so are the tags inside it
+ *   (field number 0 included), with no limit on nesting but the message's end.
  */
 export class ProtobufCursor {
   /** The bytes read. */
@@ -87,8 +111,9 @@ export class ProtobufCursor {
       if (byte >= 0x80) {
         if (p >= end) throw this.fail(start, "varint truncated");
         byte = b[p++];
-        if (byte > 1) throw this.fail(start, "varint longer than 10 bytes or beyond 64 bits");
-        hi |= byte << 31;
+        if (byte >= 0x80) throw this.fail(start, "varint longer than 10 bytes");
+        // Bit 63; what the byte holds above it is past the 64th bit, and dropped (as Go's generated code does).
+        hi |= (byte & 1) << 31;
       }
     }
     this.pos = p;
@@ -126,20 +151,17 @@ export class ProtobufCursor {
 
   #tagSlow(end: number): number {
     const start = this.pos;
-    const t = this.#anyTag(end);
-    if ((t & 7) === 4) throw this.fail(start, `end of group (wire type 4) in field ${t >>> 3} outside a group`);
-    return t;
-  }
-
-  /** A tag of any valid wire type, end of group included. */
-  #anyTag(end: number): number {
-    const start = this.pos;
-    const t = this.varint(end);
-    if (this.hi !== 0) throw this.fail(start, "tag beyond 32 bits");
-    const w = t & 7;
-    if (t >>> 3 === 0) throw this.fail(start, "field number 0");
-    if (w > 5) throw this.fail(start, `invalid wire type ${w} in field ${t >>> 3}`);
-    return t;
+    const lo = this.varint(end);
+    // Go's field number: int32(wire >> 3), bits 3 to 34; anything above is dropped.
+    const field = (lo >>> 3) | ((this.hi & 7) << 29);
+    const w = lo & 7;
+    if (field <= 0) throw this.fail(start, `field number ${field}`);
+    if (w > 5) throw this.fail(start, `invalid wire type ${w} in field ${field}`);
+    if (w === 4) throw this.fail(start, `end of group (wire type 4) in field ${field} outside a group`);
+    slowTag.cursor = this;
+    slowTag.start = start;
+    slowTag.end = this.pos;
+    return field > MAX_FIELD ? MAX_FIELD * 8 + w : field * 8 + w;
   }
 
   /** Reads a length prefix; returns the end of the value (which starts at `pos`), checked against `end`. */
@@ -205,10 +227,12 @@ export class ProtobufCursor {
   }
 
   /**
-   * Skips the value of a field whose tag `t` was just read, whatever its wire type. A group (wire type 3) is skipped
-   * to its end of group, which must carry the same field number, as in protobuf-go; nested groups likewise.
+   * Skips the value of a field whose tag `t` was just read (at `tagAt`, if the caller knows where), whatever its wire
+   * type. A group (wire type 3) is skipped to the end of group that closes it, counting the groups nested in it,
+   * whatever the field numbers of their tags (as Go's generated code does: protobuf-go would refuse an end of group of
+   * another field, or a tag of field 0).
    */
-  skip(t: number, end: number): void {
+  skip(t: number, end: number, tagAt = -1): void {
     switch (t & 7) {
       case 0:
         this.varint(end);
@@ -223,32 +247,32 @@ export class ProtobufCursor {
         this.fixed(end, 4);
         return;
       case 3:
-        this.#skipGroup(t, end);
+        this.#skipGroup(t, end, tagAt);
         return;
       default:
         throw this.fail(this.pos, `cannot skip wire type ${t & 7}`);
     }
   }
 
-  // Groups are rare (no schema watchwire reads has one), so this path may allocate: the field numbers of the open groups.
-  #skipGroup(t: number, end: number): void {
-    const start = this.pos - tagLength(t);
-    const field = t >>> 3;
-    const open = [field];
-    while (open.length > 0) {
-      if (this.pos >= end) throw this.fail(start, `group in field ${field} has no end of group`);
+  /** Where the tag `t` just read starts (a tag the slow path read may be longer than its value needs). */
+  tagStart(t: number): number {
+    const slow = slowTag;
+    return slow.cursor === this && slow.end === this.pos ? slow.start : this.pos - tagLength(t);
+  }
+
+  // Groups are rare (no schema watchwire reads has one). Inside one, a tag's field number is not looked at (Go reads
+  // only its wire type there), and an open group costs a count, not memory, however deep groups nest.
+  #skipGroup(t: number, end: number, tagAt: number): void {
+    const start = tagAt !== -1 ? tagAt : this.tagStart(t);
+    let depth = 1;
+    while (depth > 0) {
+      if (this.pos >= end) throw this.fail(start, `group in field ${t >>> 3} has no end of group`);
       const at = this.pos;
-      const u = this.#anyTag(end);
-      const w = u & 7;
-      if (w === 4) {
-        const expected = open.pop()!;
-        if (u >>> 3 !== expected) {
-          throw this.fail(at, `end of group in field ${u >>> 3} closes the group of field ${expected}`);
-        }
-      } else if (w === 3) {
-        if (open.length >= MAX_GROUP_DEPTH) throw this.fail(at, `groups nested more than ${MAX_GROUP_DEPTH} deep`);
-        open.push(u >>> 3);
-      } else this.skip(u, end);
+      const w = this.varint(end) & 7;
+      if (w === 4) depth--;
+      else if (w === 3) depth++;
+      else if (w > 5) throw this.fail(at, `invalid wire type ${w} in a group`);
+      else this.skip(w, end);
     }
   }
 }

@@ -32,8 +32,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Deployment = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/apps/v1beta1.Deployment` message, `c.pos` to `end`, into `o`. */
@@ -113,11 +111,13 @@ export function m_DeploymentRollback(c: Cursor, end: number, o: JsonObject): Jso
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "DeploymentRollback.updatedAnnotations");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "DeploymentRollback.updatedAnnotations");
           }
+          c.pos = e;
           let m = o.updatedAnnotations as JsonObject | null | undefined;
           if (!m) o.updatedAnnotations = m = {};
           const key = k;
@@ -298,11 +298,13 @@ export function m_ScaleStatus(c: Cursor, end: number, o: JsonObject): JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ScaleStatus.selector");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ScaleStatus.selector");
           }
+          c.pos = e;
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
           const key = k;

@@ -13,8 +13,6 @@ import {
 } from "./authentication_v1.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_TokenReview = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/authentication/v1beta1.TokenReview` message, `c.pos` to `end`, into `o`. */
@@ -126,11 +124,13 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = wrappedList(c, e, 10, (c, we) => c.str(we));
-            else c.other(t, e, MAP_ENTRY, "UserInfo.extra");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = wrappedList(c, end, 10, (c, we) => c.str(we));
+            else c.skipEntryField(at, e, end, "UserInfo.extra");
           }
+          c.pos = e;
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;

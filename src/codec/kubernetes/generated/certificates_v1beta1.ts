@@ -21,8 +21,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_CertificateSigningRequest = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/certificates/v1beta1.CertificateSigningRequest` message, `c.pos` to `end`, into `o`. */
@@ -142,11 +140,13 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = wrappedList(c, e, 10, (c, we) => c.str(we));
-            else c.other(t, e, MAP_ENTRY, "CertificateSigningRequestSpec.extra");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = wrappedList(c, end, 10, (c, we) => c.str(we));
+            else c.skipEntryField(at, e, end, "CertificateSigningRequestSpec.extra");
           }
+          c.pos = e;
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
@@ -281,11 +281,13 @@ export function m_PodCertificateRequestSpec(c: Cursor, end: number, o: JsonObjec
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "PodCertificateRequestSpec.unverifiedUserAnnotations");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "PodCertificateRequestSpec.unverifiedUserAnnotations");
           }
+          c.pos = e;
           let m = o.unverifiedUserAnnotations as JsonObject | null | undefined;
           if (!m) o.unverifiedUserAnnotations = m = {};
           const key = k;

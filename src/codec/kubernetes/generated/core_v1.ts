@@ -25,8 +25,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Affinity = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/core/v1.Affinity` message, `c.pos` to `end`, into `o`. */
@@ -714,11 +712,13 @@ export function m_ConfigMap(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ConfigMap.data");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ConfigMap.data");
           }
+          c.pos = e;
           let m = o.data as JsonObject | null | undefined;
           if (!m) o.data = m = {};
           const key = k;
@@ -733,11 +733,13 @@ export function m_ConfigMap(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.bytes(e);
-            else c.other(t, e, MAP_ENTRY, "ConfigMap.binaryData");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.bytes(end);
+            else c.skipEntryField(at, e, end, "ConfigMap.binaryData");
           }
+          c.pos = e;
           let m = o.binaryData as JsonObject | null | undefined;
           if (!m) o.binaryData = m = {};
           const key = k;
@@ -1576,11 +1578,13 @@ export function m_ContainerStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ContainerStatus.allocatedResources");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ContainerStatus.allocatedResources");
           }
+          c.pos = e;
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
           const key = k;
@@ -1688,11 +1692,13 @@ export function m_CSIPersistentVolumeSource(c: Cursor, end: number, o: JsonObjec
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "CSIPersistentVolumeSource.volumeAttributes");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "CSIPersistentVolumeSource.volumeAttributes");
           }
+          c.pos = e;
           let m = o.volumeAttributes as JsonObject | null | undefined;
           if (!m) o.volumeAttributes = m = {};
           const key = k;
@@ -1772,11 +1778,13 @@ export function m_CSIVolumeSource(c: Cursor, end: number, o: JsonObject): JsonOb
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "CSIVolumeSource.volumeAttributes");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "CSIVolumeSource.volumeAttributes");
           }
+          c.pos = e;
           let m = o.volumeAttributes as JsonObject | null | undefined;
           if (!m) o.volumeAttributes = m = {};
           const key = k;
@@ -2868,11 +2876,13 @@ export function m_FlexPersistentVolumeSource(c: Cursor, end: number, o: JsonObje
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "FlexPersistentVolumeSource.options");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "FlexPersistentVolumeSource.options");
           }
+          c.pos = e;
           let m = o.options as JsonObject | null | undefined;
           if (!m) o.options = m = {};
           const key = k;
@@ -2927,11 +2937,13 @@ export function m_FlexVolumeSource(c: Cursor, end: number, o: JsonObject): JsonO
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "FlexVolumeSource.options");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "FlexVolumeSource.options");
           }
+          c.pos = e;
           let m = o.options as JsonObject | null | undefined;
           if (!m) o.options = m = {};
           const key = k;
@@ -3684,11 +3696,13 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "LimitRangeItem.max");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "LimitRangeItem.max");
           }
+          c.pos = e;
           let m = o.max as JsonObject | null | undefined;
           if (!m) o.max = m = {};
           const key = k;
@@ -3703,11 +3717,13 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "LimitRangeItem.min");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "LimitRangeItem.min");
           }
+          c.pos = e;
           let m = o.min as JsonObject | null | undefined;
           if (!m) o.min = m = {};
           const key = k;
@@ -3722,11 +3738,13 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "LimitRangeItem.default");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "LimitRangeItem.default");
           }
+          c.pos = e;
           let m = o.default as JsonObject | null | undefined;
           if (!m) o.default = m = {};
           const key = k;
@@ -3741,11 +3759,13 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "LimitRangeItem.defaultRequest");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "LimitRangeItem.defaultRequest");
           }
+          c.pos = e;
           let m = o.defaultRequest as JsonObject | null | undefined;
           if (!m) o.defaultRequest = m = {};
           const key = k;
@@ -3760,11 +3780,13 @@ export function m_LimitRangeItem(c: Cursor, end: number, o: JsonObject): JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "LimitRangeItem.maxLimitRequestRatio");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "LimitRangeItem.maxLimitRequestRatio");
           }
+          c.pos = e;
           let m = o.maxLimitRequestRatio as JsonObject | null | undefined;
           if (!m) o.maxLimitRequestRatio = m = {};
           const key = k;
@@ -4943,11 +4965,13 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "NodeStatus.capacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "NodeStatus.capacity");
           }
+          c.pos = e;
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
           const key = k;
@@ -4962,11 +4986,13 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "NodeStatus.allocatable");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "NodeStatus.allocatable");
           }
+          c.pos = e;
           let m = o.allocatable as JsonObject | null | undefined;
           if (!m) o.allocatable = m = {};
           const key = k;
@@ -5488,11 +5514,13 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "PersistentVolumeClaimStatus.capacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "PersistentVolumeClaimStatus.capacity");
           }
+          c.pos = e;
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
           const key = k;
@@ -5515,11 +5543,13 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "PersistentVolumeClaimStatus.allocatedResources");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "PersistentVolumeClaimStatus.allocatedResources");
           }
+          c.pos = e;
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
           const key = k;
@@ -5534,11 +5564,13 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "PersistentVolumeClaimStatus.allocatedResourceStatuses");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "PersistentVolumeClaimStatus.allocatedResourceStatuses");
           }
+          c.pos = e;
           let m = o.allocatedResourceStatuses as JsonObject | null | undefined;
           if (!m) o.allocatedResourceStatuses = m = {};
           const key = k;
@@ -5819,11 +5851,13 @@ export function m_PersistentVolumeSpec(c: Cursor, end: number, o: JsonObject): J
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "PersistentVolumeSpec.capacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "PersistentVolumeSpec.capacity");
           }
+          c.pos = e;
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
           const key = k;
@@ -6230,11 +6264,13 @@ export function m_PodCertificateProjection(c: Cursor, end: number, o: JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "PodCertificateProjection.userAnnotations");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "PodCertificateProjection.userAnnotations");
           }
+          c.pos = e;
           let m = o.userAnnotations as JsonObject | null | undefined;
           if (!m) o.userAnnotations = m = {};
           const key = k;
@@ -7007,11 +7043,13 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "PodSpec.nodeSelector");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "PodSpec.nodeSelector");
           }
+          c.pos = e;
           let m = o.nodeSelector as JsonObject | null | undefined;
           if (!m) o.nodeSelector = m = {};
           const key = k;
@@ -7159,11 +7197,13 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "PodSpec.overhead");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "PodSpec.overhead");
           }
+          c.pos = e;
           let m = o.overhead as JsonObject | null | undefined;
           if (!m) o.overhead = m = {};
           const key = k;
@@ -7381,11 +7421,13 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "PodStatus.allocatedResources");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "PodStatus.allocatedResources");
           }
+          c.pos = e;
           let m = o.allocatedResources as JsonObject | null | undefined;
           if (!m) o.allocatedResources = m = {};
           const key = k;
@@ -8123,11 +8165,13 @@ export function m_ReplicationControllerSpec(c: Cursor, end: number, o: JsonObjec
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ReplicationControllerSpec.selector");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ReplicationControllerSpec.selector");
           }
+          c.pos = e;
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
           const key = k;
@@ -8383,11 +8427,13 @@ export function m_ResourceQuotaSpec(c: Cursor, end: number, o: JsonObject): Json
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ResourceQuotaSpec.hard");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ResourceQuotaSpec.hard");
           }
+          c.pos = e;
           let m = o.hard as JsonObject | null | undefined;
           if (!m) o.hard = m = {};
           const key = k;
@@ -8432,11 +8478,13 @@ export function m_ResourceQuotaStatus(c: Cursor, end: number, o: JsonObject): Js
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ResourceQuotaStatus.hard");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ResourceQuotaStatus.hard");
           }
+          c.pos = e;
           let m = o.hard as JsonObject | null | undefined;
           if (!m) o.hard = m = {};
           const key = k;
@@ -8451,11 +8499,13 @@ export function m_ResourceQuotaStatus(c: Cursor, end: number, o: JsonObject): Js
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ResourceQuotaStatus.used");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ResourceQuotaStatus.used");
           }
+          c.pos = e;
           let m = o.used as JsonObject | null | undefined;
           if (!m) o.used = m = {};
           const key = k;
@@ -8489,11 +8539,13 @@ export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): J
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ResourceRequirements.limits");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ResourceRequirements.limits");
           }
+          c.pos = e;
           let m = o.limits as JsonObject | null | undefined;
           if (!m) o.limits = m = {};
           const key = k;
@@ -8508,11 +8560,13 @@ export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): J
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "ResourceRequirements.requests");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "ResourceRequirements.requests");
           }
+          c.pos = e;
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
           const key = k;
@@ -8839,11 +8893,13 @@ export function m_Secret(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.bytes(e);
-            else c.other(t, e, MAP_ENTRY, "Secret.data");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.bytes(end);
+            else c.skipEntryField(at, e, end, "Secret.data");
           }
+          c.pos = e;
           let m = o.data as JsonObject | null | undefined;
           if (!m) o.data = m = {};
           const key = k;
@@ -8858,11 +8914,13 @@ export function m_Secret(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "Secret.stringData");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "Secret.stringData");
           }
+          c.pos = e;
           let m = o.stringData as JsonObject | null | undefined;
           if (!m) o.stringData = m = {};
           const key = k;
@@ -9518,11 +9576,13 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ServiceSpec.selector");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ServiceSpec.selector");
           }
+          c.pos = e;
           let m = o.selector as JsonObject | null | undefined;
           if (!m) o.selector = m = {};
           const key = k;
@@ -10457,11 +10517,13 @@ export function m_VolumeResourceRequirements(c: Cursor, end: number, o: JsonObje
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "VolumeResourceRequirements.limits");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "VolumeResourceRequirements.limits");
           }
+          c.pos = e;
           let m = o.limits as JsonObject | null | undefined;
           if (!m) o.limits = m = {};
           const key = k;
@@ -10476,11 +10538,13 @@ export function m_VolumeResourceRequirements(c: Cursor, end: number, o: JsonObje
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "VolumeResourceRequirements.requests");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "VolumeResourceRequirements.requests");
           }
+          c.pos = e;
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
           const key = k;

@@ -14,8 +14,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Endpoint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1.Endpoint` message, `c.pos` to `end`, into `o`. */
@@ -46,11 +44,13 @@ export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "Endpoint.deprecatedTopology");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "Endpoint.deprecatedTopology");
           }
+          c.pos = e;
           let m = o.deprecatedTopology as JsonObject | null | undefined;
           if (!m) o.deprecatedTopology = m = {};
           const key = k;

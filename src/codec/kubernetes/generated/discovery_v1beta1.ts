@@ -20,8 +20,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Endpoint = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/discovery/v1beta1.Endpoint` message, `c.pos` to `end`, into `o`. */
@@ -56,11 +54,13 @@ export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "Endpoint.topology");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "Endpoint.topology");
           }
+          c.pos = e;
           let m = o.topology as JsonObject | null | undefined;
           if (!m) o.topology = m = {};
           const key = k;

@@ -7,8 +7,6 @@
 import { type Cursor, decodeTop, type JsonObject, setKey, setRawJson, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Condition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/apimachinery/pkg/apis/meta/v1.Condition` message, `c.pos` to `end`, into `o`. */
@@ -172,11 +170,13 @@ export function m_LabelSelector(c: Cursor, end: number, o: JsonObject): JsonObje
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "LabelSelector.matchLabels");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "LabelSelector.matchLabels");
           }
+          c.pos = e;
           let m = o.matchLabels as JsonObject | null | undefined;
           if (!m) o.matchLabels = m = {};
           const key = k;
@@ -421,11 +421,13 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ObjectMeta.labels");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ObjectMeta.labels");
           }
+          c.pos = e;
           let m = o.labels as JsonObject | null | undefined;
           if (!m) o.labels = m = {};
           const key = k;
@@ -440,11 +442,13 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "ObjectMeta.annotations");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "ObjectMeta.annotations");
           }
+          c.pos = e;
           let m = o.annotations as JsonObject | null | undefined;
           if (!m) o.annotations = m = {};
           const key = k;

@@ -14,8 +14,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Overhead = /* @__PURE__ */ Uint8Array.of(0, 1);
 
 /** Decodes a `k8s.io/api/node/v1.Overhead` message, `c.pos` to `end`, into `o`. */
@@ -29,11 +27,13 @@ export function m_Overhead(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "Overhead.podFixed");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "Overhead.podFixed");
           }
+          c.pos = e;
           let m = o.podFixed as JsonObject | null | undefined;
           if (!m) o.podFixed = m = {};
           const key = k;
@@ -132,11 +132,13 @@ export function m_Scheduling(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "Scheduling.nodeSelector");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "Scheduling.nodeSelector");
           }
+          c.pos = e;
           let m = o.nodeSelector as JsonObject | null | undefined;
           if (!m) o.nodeSelector = m = {};
           const key = k;

@@ -16,8 +16,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_Eviction = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/policy/v1.Eviction` message, `c.pos` to `end`, into `o`. */
@@ -162,11 +160,13 @@ export function m_PodDisruptionBudgetStatus(c: Cursor, end: number, o: JsonObjec
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = time(c, e);
-            else c.other(t, e, MAP_ENTRY, "PodDisruptionBudgetStatus.disruptedPods");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = time(c, end);
+            else c.skipEntryField(at, e, end, "PodDisruptionBudgetStatus.disruptedPods");
           }
+          c.pos = e;
           let m = o.disruptedPods as JsonObject | null | undefined;
           if (!m) o.disruptedPods = m = {};
           const key = k;

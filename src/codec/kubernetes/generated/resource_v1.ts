@@ -15,8 +15,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_AllocatedDeviceStatus = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1);
 
 /** Decodes a `k8s.io/api/resource/v1.AllocatedDeviceStatus` message, `c.pos` to `end`, into `o`. */
@@ -174,11 +172,13 @@ export function m_CapacityRequirements(c: Cursor, end: number, o: JsonObject): J
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "CapacityRequirements.requests");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "CapacityRequirements.requests");
           }
+          c.pos = e;
           let m = o.requests as JsonObject | null | undefined;
           if (!m) o.requests = m = {};
           const key = k;
@@ -261,11 +261,13 @@ export function m_CounterSet(c: Cursor, end: number, o: JsonObject): JsonObject 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = m_Counter(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "CounterSet.counters");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = m_Counter(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "CounterSet.counters");
           }
+          c.pos = e;
           let m = o.counters as JsonObject | null | undefined;
           if (!m) o.counters = m = {};
           const key = k;
@@ -303,11 +305,13 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = m_DeviceAttribute(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "Device.attributes");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = m_DeviceAttribute(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "Device.attributes");
           }
+          c.pos = e;
           let m = o.attributes as JsonObject | null | undefined;
           if (!m) o.attributes = m = {};
           const key = k;
@@ -322,11 +326,13 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = m_DeviceCapacity(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "Device.capacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = m_DeviceCapacity(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "Device.capacity");
           }
+          c.pos = e;
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
           const key = k;
@@ -388,11 +394,13 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = m_NodeAllocatableResource(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "Device.nodeAllocatableResources");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = m_NodeAllocatableResource(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "Device.nodeAllocatableResources");
           }
+          c.pos = e;
           let m = o.nodeAllocatableResources as JsonObject | null | undefined;
           if (!m) o.nodeAllocatableResources = m = {};
           const key = k;
@@ -859,11 +867,13 @@ export function m_DeviceCounterConsumption(c: Cursor, end: number, o: JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = m_Counter(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "DeviceCounterConsumption.counters");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = m_Counter(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "DeviceCounterConsumption.counters");
           }
+          c.pos = e;
           let m = o.counters as JsonObject | null | undefined;
           if (!m) o.counters = m = {};
           const key = k;
@@ -1009,11 +1019,13 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = quantity(c, e);
-            else c.other(t, e, MAP_ENTRY, "DeviceRequestAllocationResult.consumedCapacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = quantity(c, end);
+            else c.skipEntryField(at, e, end, "DeviceRequestAllocationResult.consumedCapacity");
           }
+          c.pos = e;
           let m = o.consumedCapacity as JsonObject | null | undefined;
           if (!m) o.consumedCapacity = m = {};
           const key = k;

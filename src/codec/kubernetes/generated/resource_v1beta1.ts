@@ -37,8 +37,6 @@ import {
   m_ResourcePool as resource_v1_m_ResourcePool,
 } from "./resource_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_BasicDevice = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1);
 
 /** Decodes a `k8s.io/api/resource/v1beta1.BasicDevice` message, `c.pos` to `end`, into `o`. */
@@ -52,11 +50,13 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = resource_v1_m_DeviceAttribute(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "BasicDevice.attributes");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = resource_v1_m_DeviceAttribute(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "BasicDevice.attributes");
           }
+          c.pos = e;
           let m = o.attributes as JsonObject | null | undefined;
           if (!m) o.attributes = m = {};
           const key = k;
@@ -71,11 +71,13 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = resource_v1_m_DeviceCapacity(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "BasicDevice.capacity");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = resource_v1_m_DeviceCapacity(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "BasicDevice.capacity");
           }
+          c.pos = e;
           let m = o.capacity as JsonObject | null | undefined;
           if (!m) o.capacity = m = {};
           const key = k;
@@ -137,11 +139,13 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = resource_v1_m_NodeAllocatableResource(c, c.len(e), {});
-            else c.other(t, e, MAP_ENTRY, "BasicDevice.nodeAllocatableResources");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = resource_v1_m_NodeAllocatableResource(c, c.len(end), {});
+            else c.skipEntryField(at, e, end, "BasicDevice.nodeAllocatableResources");
           }
+          c.pos = e;
           let m = o.nodeAllocatableResources as JsonObject | null | undefined;
           if (!m) o.nodeAllocatableResources = m = {};
           const key = k;

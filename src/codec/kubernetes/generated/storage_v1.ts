@@ -18,8 +18,6 @@ import {
   m_ObjectMeta as meta_v1_m_ObjectMeta,
 } from "./meta_v1.ts";
 
-const MAP_ENTRY = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
-
 const K_CSIDriver = /* @__PURE__ */ Uint8Array.of(0, 1, 1);
 
 /** Decodes a `k8s.io/api/storage/v1.CSIDriver` message, `c.pos` to `end`, into `o`. */
@@ -389,11 +387,13 @@ export function m_StorageClass(c: Cursor, end: number, o: JsonObject): JsonObjec
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "StorageClass.parameters");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "StorageClass.parameters");
           }
+          c.pos = e;
           let m = o.parameters as JsonObject | null | undefined;
           if (!m) o.parameters = m = {};
           const key = k;
@@ -713,11 +713,13 @@ export function m_VolumeAttachmentStatus(c: Cursor, end: number, o: JsonObject):
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "VolumeAttachmentStatus.attachmentMetadata");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "VolumeAttachmentStatus.attachmentMetadata");
           }
+          c.pos = e;
           let m = o.attachmentMetadata as JsonObject | null | undefined;
           if (!m) o.attachmentMetadata = m = {};
           const key = k;
@@ -764,11 +766,13 @@ export function m_VolumeAttributesClass(c: Cursor, end: number, o: JsonObject): 
           let k: string = "";
           let v: unknown = undefined;
           while (c.pos < e) {
-            const t = c.tag(e);
-            if (t === 10) k = c.str(e);
-            else if (t === 18) v = c.str(e);
-            else c.other(t, e, MAP_ENTRY, "VolumeAttributesClass.parameters");
+            const at = c.pos;
+            const f = c.entryField(end);
+            if (f === 1) k = c.str(end);
+            else if (f === 2) v = c.str(end);
+            else c.skipEntryField(at, e, end, "VolumeAttributesClass.parameters");
           }
+          c.pos = e;
           let m = o.parameters as JsonObject | null | undefined;
           if (!m) o.parameters = m = {};
           const key = k;

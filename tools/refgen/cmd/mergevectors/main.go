@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -25,13 +24,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	pkgruntime "k8s.io/apimachinery/pkg/runtime"
-
+	"github.com/watchwire/watchwire/tools/refgen/internal/pbwire"
 	"github.com/watchwire/watchwire/tools/refgen/internal/vectorfile"
-	"github.com/watchwire/watchwire/tools/refgen/internal/watchframes"
 	"github.com/watchwire/watchwire/tools/refgen/kinds"
 	"github.com/watchwire/watchwire/tools/refgen/realistic"
 )
@@ -60,14 +55,9 @@ func main() {
 	flag.Parse()
 	var vectors []vector
 	for _, k := range kinds.All() {
-		base := strings.ReplaceAll(k.APIVersion(), "/", "_") + "." + k.GVK.Kind
-		data, err := os.ReadFile(filepath.Join(*dir, "streams", base+".pb"))
+		_, objects, err := pbwire.KindStreamObjects(*dir, k.APIVersion(), k.GVK.Kind)
 		if err != nil {
 			fail(err)
-		}
-		objects, err := streamObjects(data)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", base, err))
 		}
 		h := fnv.New64a()
 		h.Write([]byte("merge:" + k.APIVersion() + "/" + k.GVK.Kind))
@@ -87,16 +77,16 @@ func main() {
 			empty := everywhere(added, func([]byte) [][]byte { return [][]byte{nil} })
 			vectors = append(vectors, run(k, []string{"ADDED", "hex:" + hex.EncodeToString(empty)}, append(append([]byte{}, added...), empty...)))
 			alone := everywhere(added, func(contents []byte) [][]byte {
-				fs, _ := fieldsOf(contents)
+				fs, _ := pbwire.FieldsOf(contents)
 				var out [][]byte
 				for _, f := range fs {
-					out = append(out, contents[f.start:f.end])
+					out = append(out, contents[f.Start:f.End])
 				}
 				return out
 			})
 			vectors = append(vectors, run(k, []string{"ADDED", "hex:" + hex.EncodeToString(alone)}, append(append([]byte{}, added...), alone...)))
 			// metadata (1) { managedFields (17) { fieldsV1 (7) { Raw (1): empty } } }: a FieldsV1 with empty bytes.
-			suffix := lenField(1, lenField(17, lenField(7, lenField(1, nil))))
+			suffix := pbwire.LenField(1, pbwire.LenField(17, pbwire.LenField(7, pbwire.LenField(1, nil))))
 			vectors = append(vectors, run(k, []string{"ADDED", "hex:" + hex.EncodeToString(suffix)}, append(append([]byte{}, added...), suffix...)))
 		}
 		for i := 0; i < n; i++ {
@@ -137,94 +127,6 @@ func run(k kinds.Kind, parts []string, pb []byte) vector {
 	return v
 }
 
-// streamObjects returns the objects (runtime.Unknown raw) of a fixture stream by event type.
-func streamObjects(data []byte) (map[string][]byte, error) {
-	objects := map[string][]byte{}
-	frames, err := watchframes.Split(data)
-	if err != nil {
-		return nil, err
-	}
-	for _, frame := range frames {
-		var ev metav1.WatchEvent
-		if err := ev.Unmarshal(frame); err != nil {
-			return nil, err
-		}
-		raw := ev.Object.Raw
-		if !bytes.HasPrefix(raw, []byte("k8s\x00")) {
-			return nil, fmt.Errorf("object without the k8s\\0 magic")
-		}
-		var unk pkgruntime.Unknown
-		if err := unk.Unmarshal(raw[4:]); err != nil {
-			return nil, err
-		}
-		objects[ev.Type] = unk.Raw
-	}
-	if objects["ADDED"] == nil || objects["MODIFIED"] == nil {
-		return nil, fmt.Errorf("no ADDED or MODIFIED object")
-	}
-	return objects, nil
-}
-
-// field is one field of a message: its tag, and where its value (for length-delimited fields, the contents) lies.
-type field struct {
-	tag        uint64
-	start, end int // the whole field, tag included
-	value      int // start of a length-delimited field's contents
-}
-
-// fieldsOf lists the fields of msg, or returns false if msg does not parse as a message.
-func fieldsOf(msg []byte) ([]field, bool) {
-	var out []field
-	p := 0
-	for p < len(msg) {
-		start := p
-		tag, n := binary.Uvarint(msg[p:])
-		if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
-			return nil, false
-		}
-		p += n
-		value := p
-		switch tag & 7 {
-		case 0:
-			_, n := binary.Uvarint(msg[p:])
-			if n <= 0 {
-				return nil, false
-			}
-			p += n
-		case 1:
-			p += 8
-		case 5:
-			p += 4
-		case 2:
-			l, n := binary.Uvarint(msg[p:])
-			if n <= 0 || l > uint64(len(msg)-p-n) {
-				return nil, false
-			}
-			value = p + n
-			p += n + int(l)
-		default:
-			return nil, false
-		}
-		if p > len(msg) {
-			return nil, false
-		}
-		out = append(out, field{tag, start, p, value})
-	}
-	return out, true
-}
-
-// lenFields lists the length-delimited fields of msg, or returns false if msg does not parse as a message.
-func lenFields(msg []byte) ([]field, bool) {
-	fs, ok := fieldsOf(msg)
-	var out []field
-	for _, f := range fs {
-		if f.tag&7 == 2 {
-			out = append(out, f)
-		}
-	}
-	return out, ok
-}
-
 // everywhere returns top-level fields that reach every length-delimited field of obj that parses as a message (up
 // to maxWrappers of them, depth first), each carrying what at(contents) returns for it, one field for each item.
 func everywhere(obj []byte, at func(contents []byte) [][]byte) []byte {
@@ -232,22 +134,22 @@ func everywhere(obj []byte, at func(contents []byte) [][]byte) []byte {
 	count := 0
 	var walk func(msg []byte, path []uint64)
 	walk = func(msg []byte, path []uint64) {
-		fs, ok := lenFields(msg)
+		fs, ok := pbwire.LenFields(msg)
 		if !ok {
 			return
 		}
 		for _, f := range fs {
-			inner := msg[f.value:f.end]
-			if sub, ok := fieldsOf(inner); !ok || len(sub) == 0 || len(path) >= 12 {
+			inner := msg[f.Value:f.End]
+			if sub, ok := pbwire.FieldsOf(inner); !ok || len(sub) == 0 || len(path) >= 12 {
 				continue
 			}
-			here := append(append([]uint64{}, path...), f.tag)
+			here := append(append([]uint64{}, path...), f.Tag)
 			for _, payload := range at(inner) {
 				if count++; count > maxWrappers {
 					return
 				}
 				for i := len(here) - 1; i >= 0; i-- {
-					payload = lenField(here[i]>>3, payload)
+					payload = pbwire.LenField(here[i]>>3, payload)
 				}
 				out = append(out, payload...)
 			}
@@ -265,35 +167,35 @@ func along(rng *rand.Rand, obj, other []byte) []byte {
 	cur, alt := obj, other
 	var payload []byte
 	for depth := 0; depth < 10; depth++ {
-		fs, ok := lenFields(cur)
+		fs, ok := pbwire.LenFields(cur)
 		if !ok || len(fs) == 0 {
 			break
 		}
 		f := fs[rng.IntN(len(fs))]
-		inner := cur[f.value:f.end]
-		if sub, ok := lenFields(inner); ok && len(sub) > 0 && rng.IntN(3) != 0 {
-			path = append(path, f.tag)
+		inner := cur[f.Value:f.End]
+		if sub, ok := pbwire.LenFields(inner); ok && len(sub) > 0 && rng.IntN(3) != 0 {
+			path = append(path, f.Tag)
 			cur = inner
-			alt = sameField(alt, f.tag)
+			alt = sameField(alt, f.Tag)
 			continue
 		}
 		switch rng.IntN(4) {
 		case 0:
-			payload = append(binary.AppendUvarint(nil, f.tag), 0)
+			payload = append(binary.AppendUvarint(nil, f.Tag), 0)
 		case 1:
-			payload = append([]byte{}, cur[f.start:f.end]...)
+			payload = append([]byte{}, cur[f.Start:f.End]...)
 		case 2:
 			// The same field of the other object, if it has one here; else this one.
-			if afs, ok := lenFields(alt); ok {
+			if afs, ok := pbwire.LenFields(alt); ok {
 				for _, af := range afs {
-					if af.tag == f.tag {
-						payload = append([]byte{}, alt[af.start:af.end]...)
+					if af.Tag == f.Tag {
+						payload = append([]byte{}, alt[af.Start:af.End]...)
 						break
 					}
 				}
 			}
 			if payload == nil {
-				payload = append([]byte{}, cur[f.start:f.end]...)
+				payload = append([]byte{}, cur[f.Start:f.End]...)
 			}
 		default:
 			payload = group(rng, 0)
@@ -304,24 +206,17 @@ func along(rng *rand.Rand, obj, other []byte) []byte {
 		payload = group(rng, 0)
 	}
 	for i := len(path) - 1; i >= 0; i-- {
-		payload = lenField(path[i]>>3, payload)
+		payload = pbwire.LenField(path[i]>>3, payload)
 	}
 	return payload
 }
 
-// lenField is a length-delimited field: number num, contents payload.
-func lenField(num uint64, payload []byte) []byte {
-	out := binary.AppendUvarint(nil, num<<3|2)
-	out = binary.AppendUvarint(out, uint64(len(payload)))
-	return append(out, payload...)
-}
-
 // sameField returns the contents of the first length-delimited field of msg with this tag (nil if none).
 func sameField(msg []byte, tag uint64) []byte {
-	if fs, ok := lenFields(msg); ok {
+	if fs, ok := pbwire.LenFields(msg); ok {
 		for _, f := range fs {
-			if f.tag == tag {
-				return msg[f.value:f.end]
+			if f.Tag == tag {
+				return msg[f.Value:f.End]
 			}
 		}
 	}

@@ -1,0 +1,129 @@
+// Package pbwire reads the fields of protobuf messages without a schema, and writes length-delimited fields: what the
+// vector programs need to take the committed fixture objects apart and build variants of them.
+package pbwire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	pkgruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/watchwire/watchwire/tools/refgen/internal/watchframes"
+)
+
+// Field is one field of a message: its tag, and where it lies.
+type Field struct {
+	Tag        uint64
+	Start, End int // the whole field, tag included
+	Value      int // start of the value: for length-delimited fields, of the contents (after the length)
+}
+
+// FieldsOf lists the fields of msg, or returns false if msg does not parse as a message (groups included: they are
+// not read here).
+func FieldsOf(msg []byte) ([]Field, bool) {
+	var out []Field
+	p := 0
+	for p < len(msg) {
+		start := p
+		tag, n := binary.Uvarint(msg[p:])
+		if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			return nil, false
+		}
+		p += n
+		value := p
+		switch tag & 7 {
+		case 0:
+			_, n := binary.Uvarint(msg[p:])
+			if n <= 0 {
+				return nil, false
+			}
+			p += n
+		case 1:
+			p += 8
+		case 5:
+			p += 4
+		case 2:
+			l, n := binary.Uvarint(msg[p:])
+			if n <= 0 || l > uint64(len(msg)-p-n) {
+				return nil, false
+			}
+			value = p + n
+			p += n + int(l)
+		default:
+			return nil, false
+		}
+		if p > len(msg) {
+			return nil, false
+		}
+		out = append(out, Field{tag, start, p, value})
+	}
+	return out, true
+}
+
+// LenFields lists the length-delimited fields of msg, or returns false if msg does not parse as a message.
+func LenFields(msg []byte) ([]Field, bool) {
+	fs, ok := FieldsOf(msg)
+	var out []Field
+	for _, f := range fs {
+		if f.Tag&7 == 2 {
+			out = append(out, f)
+		}
+	}
+	return out, ok
+}
+
+// LenField is a length-delimited field: number num, contents payload.
+func LenField(num uint64, payload []byte) []byte {
+	out := binary.AppendUvarint(nil, num<<3|2)
+	out = binary.AppendUvarint(out, uint64(len(payload)))
+	return append(out, payload...)
+}
+
+// StreamObjects returns the objects (runtime.Unknown raw) of a fixture watch stream by event type; the stream must
+// hold an ADDED and a MODIFIED event.
+func StreamObjects(data []byte) (map[string][]byte, error) {
+	objects := map[string][]byte{}
+	frames, err := watchframes.Split(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, frame := range frames {
+		var ev metav1.WatchEvent
+		if err := ev.Unmarshal(frame); err != nil {
+			return nil, err
+		}
+		raw := ev.Object.Raw
+		if !bytes.HasPrefix(raw, []byte("k8s\x00")) {
+			return nil, fmt.Errorf("object without the k8s\\0 magic")
+		}
+		var unk pkgruntime.Unknown
+		if err := unk.Unmarshal(raw[4:]); err != nil {
+			return nil, err
+		}
+		objects[ev.Type] = unk.Raw
+	}
+	if objects["ADDED"] == nil || objects["MODIFIED"] == nil {
+		return nil, fmt.Errorf("no ADDED or MODIFIED object")
+	}
+	return objects, nil
+}
+
+// KindStreamObjects reads the objects of the fixture stream of a kind (<dir>/streams/<apiVersion with _ for />.<Kind>.pb)
+// as StreamObjects does, and returns that file's name without .pb too.
+func KindStreamObjects(dir, apiVersion, kind string) (string, map[string][]byte, error) {
+	base := strings.ReplaceAll(apiVersion, "/", "_") + "." + kind
+	data, err := os.ReadFile(filepath.Join(dir, "streams", base+".pb"))
+	if err != nil {
+		return base, nil, err
+	}
+	objects, err := StreamObjects(data)
+	if err != nil {
+		return base, nil, fmt.Errorf("%s: %w", base, err)
+	}
+	return base, objects, nil
+}
