@@ -96,12 +96,12 @@ export async function checkMetadataMode(pb: Uint8Array): Promise<number> {
 }
 
 /**
- * The objects (runtime.Unknown raw) of a refgen fixture stream (`<fixtures>streams/<apiVersion>.<Kind>.pb`), by event
- * type; read with the public reader.
+ * The objects of a refgen fixture stream (`<fixtures>streams/<apiVersion>.<Kind>.pb`) as its events hold them
+ * (`k8s\0` and the runtime.Unknown envelope), by event type; read with the public reader.
  */
-export function fixtureStreamObjects(fixtures: string, apiVersion: string, kind: string): Map<string, Uint8Array> {
+export function fixtureStreamEnvelopes(fixtures: string, apiVersion: string, kind: string): Map<string, Uint8Array> {
   const data = new Uint8Array(readFileSync(`${fixtures}streams/${apiVersion.replaceAll("/", "_")}.${kind}.pb`));
-  const objects = new Map<string, Uint8Array>();
+  const envelopes = new Map<string, Uint8Array>();
   for (let p = 0; p < data.length;) {
     const n = new DataView(data.buffer, data.byteOffset + p).getUint32(0);
     const frame = new ProtobufReader(data, 0, p + 4, p + 4 + n);
@@ -120,7 +120,16 @@ export function fixtureStreamObjects(fixtures: string, apiVersion: string, kind:
         }
       } else frame.skip(tag);
     }
-    const unknown = new ProtobufReader(raw!, 0, 4);
+    envelopes.set(type, raw!);
+  }
+  return envelopes;
+}
+
+/** The objects (runtime.Unknown raw) of a refgen fixture stream, by event type; read with the public reader. */
+export function fixtureStreamObjects(fixtures: string, apiVersion: string, kind: string): Map<string, Uint8Array> {
+  const objects = new Map<string, Uint8Array>();
+  for (const [type, envelope] of fixtureStreamEnvelopes(fixtures, apiVersion, kind)) {
+    const unknown = new ProtobufReader(envelope, 0, 4);
     while (!unknown.done) {
       const t = unknown.tag();
       if (t === 18) objects.set(type, unknown.bytes());

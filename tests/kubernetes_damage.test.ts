@@ -14,11 +14,20 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { builtinDecoders, decodeKubernetesProtobufObject, KubernetesProtobufObject } from "../mod.ts";
+import { parseKubernetesEnvelope } from "../core.ts";
 import { envelope } from "./_protobuf.ts";
-import { asJson, collectFailure, decodeLikeGo, deepEquals, fixtureStreamObjects } from "./_kubernetes_streams.ts";
+import {
+  asJson,
+  collectFailure,
+  decodeLikeGo,
+  deepEquals,
+  fixtureStreamEnvelopes,
+  fixtureStreamObjects,
+} from "./_kubernetes_streams.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/kubernetes/", import.meta.url));
 
@@ -185,4 +194,64 @@ test("damage vectors: metadata mode gives Go's metadata and, on decode(), Go's o
   }
   assert.deepEqual(failures, []);
   assert.ok(lazy > 1000, `only ${lazy} objects decoded lazily`);
+});
+
+interface EnvelopeVector {
+  apiVersion: string;
+  kind: string;
+  damage: string;
+  edits: DamageVector["edits"];
+  /** What runtime.Unknown's Unmarshal made of the damaged envelope. */
+  unknown?: {
+    apiVersion: string;
+    kind: string;
+    contentEncoding: string;
+    contentType: string;
+    rawLength: number;
+    rawSha256: string;
+  };
+  error?: string;
+}
+
+const envelopeFile = JSON.parse(readFileSync(fixtures + "damage/envelopes.json", "utf8")) as {
+  header: { count: number };
+  vectors: EnvelopeVector[];
+};
+
+test("damage vectors: envelopes (k8s\\0, runtime.Unknown) read as Go reads them, or fail with a DecodeError", () => {
+  assert.equal(envelopeFile.vectors.length, envelopeFile.header.count);
+  const count = (damage: string, accepted: boolean) =>
+    envelopeFile.vectors.filter((v) => v.damage === damage && (v.error === undefined) === accepted).length;
+  assert.ok(count("magic", false) >= 100, "damaged prefixes");
+  for (const damage of ["varint-10", "tag-high", "group-mismatch", "group-field0"]) {
+    assert.ok(count(damage, true) >= 50, `${damage}: accepted ${count(damage, true)}`);
+  }
+  const failures: string[] = [];
+  const added = new Map<string, Uint8Array>();
+  let read = 0;
+  for (const v of envelopeFile.vectors) {
+    const key = `${v.apiVersion} ${v.kind}`;
+    if (!added.has(key)) added.set(key, fixtureStreamEnvelopes(fixtures, v.apiVersion, v.kind).get("ADDED")!);
+    const bytes = applyEdits(added.get(key)!, v.edits);
+    const u = v.unknown;
+    // Stricter than Unmarshal, as documented: an object needs a kind and an apiVersion (so do the Kubernetes
+    // serializers, to find its type), and a contentEncoding (which Go would ignore, misreading raw) is refused.
+    const refused = u === undefined || u.kind === "" || u.apiVersion === "" || u.contentEncoding !== "";
+    const what = `${v.apiVersion} ${v.kind} ${v.damage} ${JSON.stringify(v.edits)}`;
+    const got = decodeLikeGo(failures, refused, what, () => parseKubernetesEnvelope(bytes));
+    if (got === undefined || u === undefined) continue;
+    const e = got.value;
+    const raw = bytes.subarray(e.rawStart, e.rawEnd);
+    collectFailure(
+      failures,
+      deepEquals(
+        [e.apiVersion, e.kind, e.contentType, raw.length, createHash("sha256").update(raw).digest("hex")],
+        [u.apiVersion, u.kind, u.contentType, u.rawLength, u.rawSha256],
+      ),
+      () => `${what}: differs from Go's ${JSON.stringify(u)}`,
+    );
+    read++;
+  }
+  assert.deepEqual(failures, []);
+  assert.ok(read > 1000, `only ${read} envelopes read`);
 });

@@ -206,7 +206,7 @@ test("protobuf: varints and tags are read as loosely as Go's generated code read
   const r = at([0x8a, 0x80, 0x80, 0x80, 0x80, 0x7f, 0x01, 0x09]);
   assert.equal(r.tag(), (1 << 3) | 2);
   assert.deepEqual(Array.from(r.bytes()), [9]);
-  // ... and a field number above 2^29 - 1 (bits 32 to 34) reads as 2^29 - 1, a field no message has: skipped.
+  // ... and a field number above 2^29 - 1 (bits 32 to 34) reads as 2^29 - 1, the largest field number (unknown here): skipped.
   const large = at([0x88, 0x80, 0x80, 0x80, 0x10, 0x05, 0x10, 0x07]);
   const tag = large.tag();
   assert.deepEqual([tag >>> 3, tag & 7], [2 ** 29 - 1, 0]);

@@ -14,8 +14,9 @@
 #   fixtures  fixtures/kubernetes/streams/*.{pb,json} and fixtures/kubernetes/index.json (cmd/fixtures)
 #   merge     fixtures/kubernetes/merge/vectors.json: Go's JSON of objects whose bytes repeat fields and carry
 #             unknown groups (cmd/mergevectors; reads the streams)
-#   damage    fixtures/kubernetes/damage/vectors.json: Go's JSON (or error) for damaged copies of the objects
-#             (cmd/damagevectors; reads the streams)
+#   damage    fixtures/kubernetes/damage/{vectors,envelopes}.json: Go's JSON (or error) for damaged copies of the
+#             objects, and what runtime.Unknown's Unmarshal makes of damaged envelopes (cmd/damagevectors; reads the
+#             streams)
 #   record    fixtures/kubernetes/captures/*.bin and captures/index.json (cmd/record; needs the streams)
 #
 # Every step writes only into the folders named by the OUT_* variables below, and replaces their contents

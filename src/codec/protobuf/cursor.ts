@@ -13,8 +13,8 @@ const TWO_32 = 4294967296;
 const VALID_WIRE = 0b101111;
 /**
  * The largest field number protobuf allows. Go's generated code takes a tag's field number as `int32(wire >> 3)`, so
- * a tag of more than 32 bits can carry a larger one, which no message has: such a tag reads as this number (an
- * unknown field to every schema watchwire reads).
+ * a tag of more than 32 bits can carry a larger one, which no message can have: such a tag reads as this number, the
+ * largest a schema may use, and that no Kubernetes or etcd message uses (so an unknown field there, as in Go).
  */
 const MAX_FIELD = 0x1fffffff;
 

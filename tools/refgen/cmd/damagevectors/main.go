@@ -20,12 +20,17 @@
 // small: `patch` is a list of {"p": path, "v": value} (set) and {"p": path, "d": true} (delete), where a path is a
 // list of keys and array indexes. Nothing about the JSON is computed here beyond that difference.
 //
+// It also writes fixtures/kubernetes/damage/envelopes.json: the envelope of every kind's ADDED object as its event
+// holds it (k8s\0, then runtime.Unknown), damaged the same ways (and at the prefix), with what runtime.Unknown's
+// generated Unmarshal makes of it, or the error.
+//
 // Usage (from tools/refgen; the fixtures step must have run): go run ./cmd/damagevectors -fixtures ../../fixtures/kubernetes
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -37,6 +42,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
+
+	pkgruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/watchwire/watchwire/tools/refgen/internal/pbwire"
 	"github.com/watchwire/watchwire/tools/refgen/internal/vectorfile"
@@ -57,8 +65,6 @@ var sorts = []string{
 	"wiretype", "varint-long", "varint-10", "tag-long", "tag-high", "len-long",
 	"group-mismatch", "group-field0", "group-open", "group-junk", "group-deep",
 }
-
-type unmarshaler interface{ Unmarshal([]byte) error }
 
 // edit replaces Del bytes at At with Ins repeated Rep times (Rep 0 means once).
 type edit struct {
@@ -124,7 +130,7 @@ func main() {
 			if i >= len(sorts) {
 				what = sorts[rng.IntN(len(sorts))]
 			}
-			edits := damage(rng, what, original)
+			edits := damage(rng, what, original, 12)
 			damaged := apply(original, edits)
 			v := vector{APIVersion: k.APIVersion(), Kind: k.GVK.Kind, Base: event, Damage: what, Edits: edits}
 			if got, err := goJSON(k, damaged); err != nil {
@@ -136,6 +142,7 @@ func main() {
 			vectors = append(vectors, v)
 		}
 	}
+	envelopeVectors := envelopes(*dir)
 	out := filepath.Join(*dir, "damage")
 	if err := os.RemoveAll(out); err != nil {
 		fail(err)
@@ -150,6 +157,87 @@ func main() {
 	if _, err := vectorfile.Write(filepath.Join(out, "vectors.json"), header, []string{"k8s.io/"}, vectors); err != nil {
 		fail(err)
 	}
+	header = map[string]any{
+		"description": "damaged envelopes (k8s\\0 and runtime.Unknown) of every kind's ADDED object, to what runtime.Unknown's generated Unmarshal makes of them (typeMeta, contentEncoding, contentType, the length and SHA-256 of raw), or the error (a missing k8s\\0 prefix, as the protobuf serializer checks it, or Unmarshal's); base: the envelope of that event's object in streams/<kind>.pb; edits as in vectors.json, on the whole envelope",
+		"generator":   "tools/refgen/cmd/damagevectors",
+	}
+	if _, err := vectorfile.Write(filepath.Join(out, "envelopes.json"), header, []string{"k8s.io/"}, envelopeVectors); err != nil {
+		fail(err)
+	}
+}
+
+// Envelope vectors per kind, and the sorts of damage they draw from: those of the objects, and a damaged prefix.
+const envelopeVariants = 6
+
+var envelopeSorts = append([]string{"magic"}, sorts[:len(sorts)-1]...) // no 10 050-deep groups: objects have them
+
+type envelopeVector struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Damage     string   `json:"damage"`
+	Edits      []edit   `json:"edits"`
+	Unknown    *unknown `json:"unknown,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// unknown is what runtime.Unknown's Unmarshal made of an envelope (its strings as encoding/json writes them).
+type unknown struct {
+	APIVersion      string `json:"apiVersion"`
+	Kind            string `json:"kind"`
+	ContentEncoding string `json:"contentEncoding"`
+	ContentType     string `json:"contentType"`
+	RawLength       int    `json:"rawLength"`
+	RawSHA256       string `json:"rawSha256"`
+}
+
+// envelopes damages the envelope of every kind's ADDED object (k8s\0, then runtime.Unknown) and has Go read it.
+func envelopes(dir string) []any {
+	var out []any
+	for _, k := range kinds.All() {
+		data, err := os.ReadFile(filepath.Join(dir, "streams", strings.ReplaceAll(k.APIVersion(), "/", "_")+"."+k.GVK.Kind+".pb"))
+		if err != nil {
+			fail(err)
+		}
+		all, err := pbwire.StreamEnvelopes(data)
+		if err != nil {
+			fail(err)
+		}
+		original := all["ADDED"]
+		h := fnv.New64a()
+		h.Write([]byte("envelope:" + k.APIVersion() + "/" + k.GVK.Kind))
+		rng := rand.New(rand.NewPCG(h.Sum64(), 0x656e76656c6f7065))
+		offset := rng.IntN(len(envelopeSorts))
+		for i := 0; i < envelopeVariants; i++ {
+			what := envelopeSorts[(offset+i)%len(envelopeSorts)]
+			var edits []edit
+			if what == "magic" {
+				at := rng.IntN(4)
+				edits = []edit{{At: at, Del: 1, Ins: []byte{original[at] ^ byte(1+rng.IntN(255))}}}
+			} else {
+				// The damage of the runtime.Unknown message (its fields, typeMeta's, and raw's top-level ones), after k8s\0.
+				edits = damage(rng, what, original[4:], 1)
+				for j := range edits {
+					edits[j].At += 4
+				}
+			}
+			v := envelopeVector{APIVersion: k.APIVersion(), Kind: k.GVK.Kind, Damage: what, Edits: edits}
+			damaged := apply(original, edits)
+			var unk pkgruntime.Unknown
+			switch {
+			case !bytes.HasPrefix(damaged, []byte("k8s\x00")):
+				v.Error = "no k8s\\0 prefix"
+			default:
+				if err := unk.Unmarshal(damaged[4:]); err != nil {
+					v.Error = "Unmarshal: " + err.Error()
+				} else {
+					sum := sha256.Sum256(unk.Raw)
+					v.Unknown = &unknown{unk.APIVersion, unk.Kind, unk.ContentEncoding, unk.ContentType, len(unk.Raw), hex.EncodeToString(sum[:])}
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // goJSON has Go decode pb as an object of kind k and returns its JSON as encoding/json reads it back into an any (so
@@ -160,14 +248,9 @@ func goJSON(k kinds.Kind, pb []byte) (value any, err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	obj := k.New()
-	if err := obj.(unmarshaler).Unmarshal(pb); err != nil {
-		return nil, fmt.Errorf("Unmarshal: %w", err)
-	}
-	obj.GetObjectKind().SetGroupVersionKind(k.GVK)
-	out, err := json.Marshal(obj)
+	out, err := pbwire.GoJSON(k, pb)
 	if err != nil {
-		return nil, fmt.Errorf("json.Marshal: %w", err)
+		return nil, err
 	}
 	if err := json.Unmarshal(out, &value); err != nil {
 		return nil, fmt.Errorf("reading back: %w", err)
@@ -264,8 +347,8 @@ type site struct {
 type prefix struct{ at, size, contents int }
 
 // sites lists the fields of msg (at offset base) and, depth first, of every length-delimited field whose contents
-// parse as a message, up to 12 deep.
-func sites(msg []byte, base int, around []prefix, depth int, out *[]site) {
+// parse as a message, up to maxDepth deep.
+func sites(msg []byte, base int, around []prefix, depth, maxDepth int, out *[]site) {
 	fs, ok := pbwire.FieldsOf(msg)
 	if !ok {
 		return
@@ -277,12 +360,12 @@ func sites(msg []byte, base int, around []prefix, depth int, out *[]site) {
 			s.contentsStart, s.len = base+f.Value, f.End-f.Value
 		}
 		*out = append(*out, s)
-		if f.Tag&7 == 2 && depth < 12 {
+		if f.Tag&7 == 2 && depth < maxDepth {
 			inner := msg[f.Value:f.End]
 			if sub, ok := pbwire.FieldsOf(inner); ok && len(sub) > 0 {
 				lenAt := f.Start + tagLen
 				p := prefix{at: base + lenAt, size: f.Value - lenAt, contents: f.End - f.Value}
-				sites(inner, base+f.Value, append(append([]prefix{}, around...), p), depth+1, out)
+				sites(inner, base+f.Value, append(append([]prefix{}, around...), p), depth+1, maxDepth, out)
 			}
 		}
 	}
@@ -290,8 +373,18 @@ func sites(msg []byte, base int, around []prefix, depth int, out *[]site) {
 
 // replace returns the edits that put replacement in place of the field s and rewrite the length prefixes around it
 // (from the innermost out, so that each edit's position is still that of the original bytes).
-func replace(s site, replacement []byte) []edit {
-	edits := []edit{{At: s.start, Del: s.end - s.start, Ins: replacement}}
+func replace(obj []byte, s site, replacement []byte) []edit {
+	// Only the bytes that change (a tag or a length before contents that stay): the file stays small.
+	old := obj[s.start:s.end]
+	pre := 0
+	for pre < len(old) && pre < len(replacement) && old[pre] == replacement[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(old)-pre && suf < len(replacement)-pre && old[len(old)-1-suf] == replacement[len(replacement)-1-suf] {
+		suf++
+	}
+	edits := []edit{{At: s.start + pre, Del: len(old) - pre - suf, Ins: replacement[pre : len(replacement)-suf]}}
 	delta := len(replacement) - (s.end - s.start)
 	for i := len(s.around) - 1; i >= 0 && delta != 0; i-- {
 		p := s.around[i]
@@ -316,9 +409,9 @@ func padded(x uint64, n int) []byte {
 }
 
 // damage draws the edits of one vector of the given sort.
-func damage(rng *rand.Rand, what string, obj []byte) []edit {
+func damage(rng *rand.Rand, what string, obj []byte, maxDepth int) []edit {
 	var all []site
-	sites(obj, 0, nil, 0, &all)
+	sites(obj, 0, nil, 0, maxDepth, &all)
 	pick := func(want func(site) bool) (site, bool) {
 		var c []site
 		for _, s := range all {
@@ -382,17 +475,17 @@ func damage(rng *rand.Rand, what string, obj []byte) []edit {
 	case "varint-long", "varint-10":
 		s, ok := pick(func(s site) bool { return s.tag&7 == 0 })
 		if !ok {
-			return damage(rng, "tag-long", obj)
+			return damage(rng, "tag-long", obj, maxDepth)
 		}
 		x, _ := binary.Uvarint(obj[s.value:])
 		tag := obj[s.start:s.value]
 		if what == "varint-long" {
-			return replace(s, append(append([]byte{}, tag...), padded(x, 10)...))
+			return replace(obj, s, append(append([]byte{}, tag...), padded(x, 10)...))
 		}
 		// Ten bytes whose last one carries bit 63 of x and, above it, bits that fall past the 64th.
 		v := padded(x&(1<<63-1), 10)
 		v[9] = byte(x>>63) | byte(1+rng.IntN(63))<<1
-		return replace(s, append(append([]byte{}, tag...), v...))
+		return replace(obj, s, append(append([]byte{}, tag...), v...))
 	case "tag-long", "tag-high":
 		s, _ := pick(every)
 		var t []byte
@@ -407,14 +500,14 @@ func damage(rng *rand.Rand, what string, obj []byte) []edit {
 			}
 			t = binary.AppendUvarint(nil, s.tag|high)
 		}
-		return replace(s, append(t, obj[s.start+s.tagLen:s.end]...))
+		return replace(obj, s, append(t, obj[s.start+s.tagLen:s.end]...))
 	case "len-long":
 		s, ok := pick(func(s site) bool { return s.tag&7 == 2 })
 		if !ok {
-			return damage(rng, "tag-long", obj)
+			return damage(rng, "tag-long", obj, maxDepth)
 		}
 		field := append(append([]byte{}, obj[s.start:s.start+s.tagLen]...), padded(uint64(s.len), 10)...)
-		return replace(s, append(field, obj[s.contentsStart:s.end]...))
+		return replace(obj, s, append(field, obj[s.contentsStart:s.end]...))
 	default: // groups, put among the fields of the object or of a message in it
 		return groupDamage(rng, what, obj, all)
 	}

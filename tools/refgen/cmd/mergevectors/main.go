@@ -40,8 +40,6 @@ const richVariants, otherVariants, maxRichBytes, maxPairBytes = 12, 1, 24 << 10,
 // The most fields one vector of everywhere() appends.
 const maxWrappers = 600
 
-type unmarshaler interface{ Unmarshal([]byte) error }
-
 type vector struct {
 	APIVersion string          `json:"apiVersion"`
 	Kind       string          `json:"kind"`
@@ -112,15 +110,9 @@ func main() {
 // run has Go decode pb as an object of kind k: the JSON of the result, or the error.
 func run(k kinds.Kind, parts []string, pb []byte) vector {
 	v := vector{APIVersion: k.APIVersion(), Kind: k.GVK.Kind, Parts: parts}
-	obj := k.New()
-	if err := obj.(unmarshaler).Unmarshal(pb); err != nil {
-		v.Error = "Unmarshal: " + err.Error()
-		return v
-	}
-	obj.GetObjectKind().SetGroupVersionKind(k.GVK)
-	out, err := json.Marshal(obj)
+	out, err := pbwire.GoJSON(k, pb)
 	if err != nil {
-		v.Error = "json.Marshal: " + err.Error()
+		v.Error = err.Error()
 		return v
 	}
 	v.JSON = out

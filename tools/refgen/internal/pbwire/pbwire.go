@@ -5,6 +5,7 @@ package pbwire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	pkgruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/watchwire/watchwire/tools/refgen/internal/watchframes"
+	"github.com/watchwire/watchwire/tools/refgen/kinds"
 )
 
 // Field is one field of a message: its tag, and where it lies.
@@ -84,10 +86,10 @@ func LenField(num uint64, payload []byte) []byte {
 	return append(out, payload...)
 }
 
-// StreamObjects returns the objects (runtime.Unknown raw) of a fixture watch stream by event type; the stream must
-// hold an ADDED and a MODIFIED event.
-func StreamObjects(data []byte) (map[string][]byte, error) {
-	objects := map[string][]byte{}
+// StreamEnvelopes returns the objects of a fixture watch stream as they stand in its events (WatchEvent.object.raw:
+// k8s\0 and the runtime.Unknown envelope), by event type.
+func StreamEnvelopes(data []byte) (map[string][]byte, error) {
+	envelopes := map[string][]byte{}
 	frames, err := watchframes.Split(data)
 	if err != nil {
 		return nil, err
@@ -97,15 +99,28 @@ func StreamObjects(data []byte) (map[string][]byte, error) {
 		if err := ev.Unmarshal(frame); err != nil {
 			return nil, err
 		}
-		raw := ev.Object.Raw
-		if !bytes.HasPrefix(raw, []byte("k8s\x00")) {
+		if !bytes.HasPrefix(ev.Object.Raw, []byte("k8s\x00")) {
 			return nil, fmt.Errorf("object without the k8s\\0 magic")
 		}
+		envelopes[ev.Type] = ev.Object.Raw
+	}
+	return envelopes, nil
+}
+
+// StreamObjects returns the objects (runtime.Unknown raw) of a fixture watch stream by event type; the stream must
+// hold an ADDED and a MODIFIED event.
+func StreamObjects(data []byte) (map[string][]byte, error) {
+	envelopes, err := StreamEnvelopes(data)
+	if err != nil {
+		return nil, err
+	}
+	objects := map[string][]byte{}
+	for event, envelope := range envelopes {
 		var unk pkgruntime.Unknown
-		if err := unk.Unmarshal(raw[4:]); err != nil {
+		if err := unk.Unmarshal(envelope[4:]); err != nil {
 			return nil, err
 		}
-		objects[ev.Type] = unk.Raw
+		objects[event] = unk.Raw
 	}
 	if objects["ADDED"] == nil || objects["MODIFIED"] == nil {
 		return nil, fmt.Errorf("no ADDED or MODIFIED object")
@@ -126,4 +141,20 @@ func KindStreamObjects(dir, apiVersion, kind string) (string, map[string][]byte,
 		return base, nil, fmt.Errorf("%s: %w", base, err)
 	}
 	return base, objects, nil
+}
+
+// GoJSON has Go decode pb as an object of kind k, as client-go's protobuf serializer does (the kind's generated
+// Unmarshal), and returns the JSON encoding/json writes for it (kind and apiVersion set), or the error of Unmarshal
+// ("Unmarshal: ...") or json.Marshal ("json.Marshal: ...").
+func GoJSON(k kinds.Kind, pb []byte) ([]byte, error) {
+	obj := k.New()
+	if err := obj.(interface{ Unmarshal([]byte) error }).Unmarshal(pb); err != nil {
+		return nil, fmt.Errorf("Unmarshal: %w", err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(k.GVK)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("json.Marshal: %w", err)
+	}
+	return out, nil
 }
