@@ -130,9 +130,6 @@ const LAZY_OBJECT_META: Readonly<Record<number, string>> = {
 /** What a lazily decoded ObjectMeta needs to decode its collections: the bytes, and [field, start, end] triples. */
 interface LazyCollections {
   raw: Uint8Array;
-  /** The ObjectMeta message: `raw[start..end)`. */
-  start: number;
-  end: number;
   baseOffset: number;
   decode: ObjectDecoder;
   ranges: number[];
@@ -186,9 +183,10 @@ const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fr
         value = lazy.decode(lazy.raw, ranges[k + 1], ranges[k + 2], {}, lazy.baseOffset)[name];
       } catch (error) {
         // Go reads a map entry's key and value up to the end of the ObjectMeta, not of the entry: one that runs past
-        // the collection here may still be read there. Decoding the whole ObjectMeta gives Go's value, or its error.
+        // the collection here may still be read there. The collections run to the ObjectMeta's end (nothing else may
+        // follow them, or it is decoded at once), so decoding all of them gives Go's value, or its error.
         if (!(error instanceof DecodeError)) throw error;
-        value = lazy.decode(lazy.raw, lazy.start, lazy.end, {}, lazy.baseOffset)[name];
+        value = lazy.decode(lazy.raw, ranges[1], ranges[ranges.length - 1], {}, lazy.baseOffset)[name];
       }
       settle(this, name, value);
       return value;
@@ -233,7 +231,7 @@ export function lazyObjectMeta(
   }
   const metadata = decode(raw, start, ranges.length === 0 ? end : ranges[1], {}, baseOffset);
   if (ranges.length === 0) return metadata as ObjectMeta;
-  LazyCollectionsField.attach(metadata, { raw, start, end, baseOffset, decode, ranges });
+  LazyCollectionsField.attach(metadata, { raw, baseOffset, decode, ranges });
   for (let k = 0; k < ranges.length; k += 3) {
     Object.defineProperty(metadata, LAZY_OBJECT_META[ranges[k]], LAZY_DESCRIPTORS[ranges[k]]);
   }

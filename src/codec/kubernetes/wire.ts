@@ -95,10 +95,12 @@ export class Cursor extends ProtobufCursor {
    */
   skipEntryField(at: number, e: number, end: number, where: string): void {
     this.pos = at;
-    const w = this.varint(end) & 7;
+    const lo = this.varint(end);
+    const w = lo & 7;
     if (w === 4) throw this.fail(at, `${where}: end of group (wire type 4) in a map entry, outside a group`);
     if (w > 5) throw this.fail(at, `${where}: invalid wire type ${w} in a map entry`);
-    this.skip(w, end, at);
+    if (w === 3) this.skipGroup((lo >>> 3) | ((this.hi & 7) << 29), at, end);
+    else this.skip(w, end);
     if (this.pos > e) throw this.fail(at, `${where}: a field of a map entry runs past the entry's end`);
   }
 

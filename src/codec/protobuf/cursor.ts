@@ -227,12 +227,11 @@ export class ProtobufCursor {
   }
 
   /**
-   * Skips the value of a field whose tag `t` was just read (at `tagAt`, if the caller knows where), whatever its wire
-   * type. A group (wire type 3) is skipped to the end of group that closes it, counting the groups nested in it,
-   * whatever the field numbers of their tags (as Go's generated code does: protobuf-go would refuse an end of group of
-   * another field, or a tag of field 0).
+   * Skips the value of a field whose tag `t` was just read, whatever its wire type. A group (wire type 3) is skipped to
+   * the end of group that closes it, counting the groups nested in it, whatever the field numbers of their tags (as
+   * Go's generated code does: protobuf-go would refuse an end of group of another field, or a tag of field 0).
    */
-  skip(t: number, end: number, tagAt = -1): void {
+  skip(t: number, end: number): void {
     switch (t & 7) {
       case 0:
         this.varint(end);
@@ -247,7 +246,7 @@ export class ProtobufCursor {
         this.fixed(end, 4);
         return;
       case 3:
-        this.#skipGroup(t, end, tagAt);
+        this.skipGroup(t >>> 3, this.tagStart(t), end);
         return;
       default:
         throw this.fail(this.pos, `cannot skip wire type ${t & 7}`);
@@ -260,13 +259,15 @@ export class ProtobufCursor {
     return slow.cursor === this && slow.end === this.pos ? slow.start : this.pos - tagLength(t);
   }
 
-  // Groups are rare (no schema watchwire reads has one). Inside one, a tag's field number is not looked at (Go reads
-  // only its wire type there), and an open group costs a count, not memory, however deep groups nest.
-  #skipGroup(t: number, end: number, tagAt: number): void {
-    const start = tagAt !== -1 ? tagAt : this.tagStart(t);
+  /**
+   * Skips a group of field `field` whose start tag (at `start`, for the offset of an error) was just read. Groups are
+   * rare (no schema watchwire reads has one). Inside one, a tag's field number is not looked at (Go reads only its
+   * wire type there), and an open group costs a count, not memory, however deep groups nest.
+   */
+  skipGroup(field: number, start: number, end: number): void {
     let depth = 1;
     while (depth > 0) {
-      if (this.pos >= end) throw this.fail(start, `group in field ${t >>> 3} has no end of group`);
+      if (this.pos >= end) throw this.fail(start, `group in field ${field} has no end of group`);
       const at = this.pos;
       const w = this.varint(end) & 7;
       if (w === 4) depth--;
