@@ -127,8 +127,13 @@ export function fixtureStreamEnvelopes(fixtures: string, apiVersion: string, kin
 
 /** The objects (runtime.Unknown raw) of a refgen fixture stream, by event type; read with the public reader. */
 export function fixtureStreamObjects(fixtures: string, apiVersion: string, kind: string): Map<string, Uint8Array> {
+  return objectsOfEnvelopes(fixtureStreamEnvelopes(fixtures, apiVersion, kind));
+}
+
+/** The objects (runtime.Unknown raw) in envelopes (`k8s\0` and runtime.Unknown), by the same keys. */
+export function objectsOfEnvelopes(envelopes: Map<string, Uint8Array>): Map<string, Uint8Array> {
   const objects = new Map<string, Uint8Array>();
-  for (const [type, envelope] of fixtureStreamEnvelopes(fixtures, apiVersion, kind)) {
+  for (const [type, envelope] of envelopes) {
     const unknown = new ProtobufReader(envelope, 0, 4);
     while (!unknown.done) {
       const t = unknown.tag();

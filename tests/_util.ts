@@ -10,6 +10,13 @@ import { DecodeError } from "../mod.ts";
 export const encoder = new TextEncoder();
 export const utf8 = (s: string): Uint8Array => encoder.encode(s);
 
+/** The bytes a string of hex digits spells (two per byte). */
+export function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
 /** A stream that yields `chunks` in order, one per pull (queuing them all up front is slow in Node for many). */
 export function streamOf<T>(chunks: Iterable<T>): ReadableStream<T> {
   const list = [...chunks];

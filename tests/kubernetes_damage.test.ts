@@ -26,8 +26,9 @@ import {
   decodeLikeGo,
   deepEquals,
   fixtureStreamEnvelopes,
-  fixtureStreamObjects,
+  objectsOfEnvelopes,
 } from "./_kubernetes_streams.ts";
+import { fromHex } from "./_util.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/kubernetes/", import.meta.url));
 
@@ -50,10 +51,6 @@ const file = JSON.parse(readFileSync(fixtures + "damage/vectors.json", "utf8")) 
   header: { count: number };
   vectors: DamageVector[];
 };
-
-function fromHex(hex: string): Uint8Array {
-  return Uint8Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
-}
 
 function applyEdits(bytes: Uint8Array, edits: DamageVector["edits"]): Uint8Array {
   let out = bytes;
@@ -84,10 +81,16 @@ function applyPatch(value: unknown, patch: PatchOp[]): unknown {
   return root;
 }
 
-const streams = new Map<string, { objects: Map<string, Uint8Array>; json: Map<string, unknown> }>();
-function streamOf(v: DamageVector) {
+interface KindFixtures {
+  envelopes: Map<string, Uint8Array>;
+  objects: Map<string, Uint8Array>;
+  json: Map<string, unknown>;
+}
+const kinds = new Map<string, KindFixtures>();
+/** A kind's fixture streams, read once: the events' envelopes and objects (protobuf), and their JSON objects. */
+function fixturesOf(v: { apiVersion: string; kind: string }): KindFixtures {
   const key = `${v.apiVersion} ${v.kind}`;
-  let s = streams.get(key);
+  let s = kinds.get(key);
   if (s === undefined) {
     const name = `${fixtures}streams/${v.apiVersion.replaceAll("/", "_")}.${v.kind}.json`;
     const json = new Map<string, unknown>();
@@ -96,15 +99,16 @@ function streamOf(v: DamageVector) {
       const event = JSON.parse(line) as { type: string; object: unknown };
       json.set(event.type, event.object);
     }
-    s = { objects: fixtureStreamObjects(fixtures, v.apiVersion, v.kind), json };
-    streams.set(key, s);
+    const envelopes = fixtureStreamEnvelopes(fixtures, v.apiVersion, v.kind);
+    s = { envelopes, objects: objectsOfEnvelopes(envelopes), json };
+    kinds.set(key, s);
   }
   return s;
 }
 
 /** The damaged bytes and Go's object (`undefined` where Go failed). */
 function vectorCase(v: DamageVector): { bytes: Uint8Array; expected: Record<string, unknown> | undefined } {
-  const s = streamOf(v);
+  const s = fixturesOf(v);
   const bytes = applyEdits(s.objects.get(v.base)!, v.edits);
   const expected = v.error === undefined
     ? applyPatch(s.json.get(v.base), v.patch ?? []) as Record<string, unknown>
@@ -174,7 +178,7 @@ test("damage vectors: metadata mode gives Go's metadata and, on decode(), Go's o
   let lazy = 0;
   for (const v of file.vectors) {
     const { bytes, expected } = vectorCase(v);
-    const undamaged = streamOf(v).json.get(v.base) as Record<string, unknown>;
+    const undamaged = fixturesOf(v).json.get(v.base) as Record<string, unknown>;
     // Kinds without metadata (PodLogOptions, ...) are no watch objects: metadata mode has nothing to say of them.
     if (undamaged.metadata === undefined) continue;
     const input = Uint8Array.from(envelope(v.apiVersion, v.kind, Array.from(bytes)));
@@ -227,12 +231,9 @@ test("damage vectors: envelopes (k8s\\0, runtime.Unknown) read as Go reads them,
     assert.ok(count(damage, true) >= 50, `${damage}: accepted ${count(damage, true)}`);
   }
   const failures: string[] = [];
-  const added = new Map<string, Uint8Array>();
   let read = 0;
   for (const v of envelopeFile.vectors) {
-    const key = `${v.apiVersion} ${v.kind}`;
-    if (!added.has(key)) added.set(key, fixtureStreamEnvelopes(fixtures, v.apiVersion, v.kind).get("ADDED")!);
-    const bytes = applyEdits(added.get(key)!, v.edits);
+    const bytes = applyEdits(fixturesOf(v).envelopes.get("ADDED")!, v.edits);
     const u = v.unknown;
     // Stricter than Unmarshal, as documented: an object needs a kind and an apiVersion (so do the Kubernetes
     // serializers, to find its type), and a contentEncoding (which Go would ignore, misreading raw) is refused.

@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, KubernetesProtobufObject } from "../mod.ts";
 import { envelope, len, varint } from "./_protobuf.ts";
+import { fromHex } from "./_util.ts";
 import { asJson, collectFailure, decodeLikeGo, deepEquals, fixtureStreamObjects } from "./_kubernetes_streams.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/kubernetes/", import.meta.url));
@@ -32,16 +33,12 @@ const file = JSON.parse(readFileSync(fixtures + "merge/vectors.json", "utf8")) a
 
 const hexOf = (bytes: number[]) => bytes.map((b) => b.toString(16).padStart(2, "0")).join("");
 
-function fromHex(hex: string): number[] {
-  return Array.from({ length: hex.length / 2 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
-}
-
 const objectsOf = new Map<string, Map<string, Uint8Array>>();
 function bytesOf(v: MergeVector): number[] {
   const key = `${v.apiVersion} ${v.kind}`;
   if (!objectsOf.has(key)) objectsOf.set(key, fixtureStreamObjects(fixtures, v.apiVersion, v.kind));
   return v.parts.flatMap((part) =>
-    part.startsWith("hex:") ? fromHex(part.slice(4)) : Array.from(objectsOf.get(key)!.get(part)!)
+    part.startsWith("hex:") ? Array.from(fromHex(part.slice(4))) : Array.from(objectsOf.get(key)!.get(part)!)
   );
 }
 

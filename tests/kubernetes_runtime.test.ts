@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, ProtobufReader } from "../mod.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtime/kubernetes_cbor.ts";
 import { envelope, len } from "./_protobuf.ts";
+import { fromHex } from "./_util.ts";
 import { readGoString } from "../src/codec/kubernetes/runtime/go_string.ts";
 import { base64Std, encodeTable } from "../src/codec/kubernetes/runtime/base64.ts";
 import { formatMicroTime, formatTime, ZERO_TIME_SECONDS } from "../src/codec/kubernetes/runtime/go_time.ts";
@@ -29,12 +30,6 @@ function load<V>(name: string): V[] {
   assert.equal(file.vectors.length, file.header.count, `${name}: vector count`);
   assert.ok(file.vectors.length > 500, `${name}: too few vectors`);
   return file.vectors;
-}
-
-function fromHex(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return out;
 }
 
 /** Collects failures instead of stopping at the first, so a regression shows its extent. */

@@ -96,12 +96,7 @@ const jsonDecoder: BodyDecoder = (options) =>
   new JsonWatchEventDecoder<unknown>({ maxLineBytes: options.maxEventBytes });
 
 const protobufDecoder: BodyDecoder = (options) =>
-  new KubernetesProtobufWatchDecoder<unknown>({
-    decoders: options.protobuf?.decoders,
-    mode: options.protobuf?.mode,
-    inputViews: options.protobuf?.inputViews,
-    maxEventBytes: options.maxEventBytes,
-  });
+  new KubernetesProtobufWatchDecoder<unknown>({ ...options.protobuf, maxEventBytes: options.maxEventBytes });
 
 const BUILTIN_BODY_DECODERS: Readonly<Record<string, BodyDecoder>> = {
   "application/json": jsonDecoder,

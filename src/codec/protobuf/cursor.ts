@@ -279,6 +279,6 @@ export class ProtobufCursor {
 }
 
 /** How many bytes the varint of tag `t` takes (for the offset of a tag once it has been read). */
-export function tagLength(t: number): number {
+function tagLength(t: number): number {
   return t < 0x80 ? 1 : t < 0x4000 ? 2 : t < 0x200000 ? 3 : t < 0x10000000 ? 4 : 5;
 }

@@ -42,7 +42,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 
 	pkgruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -194,7 +193,7 @@ type unknown struct {
 func envelopes(dir string) []any {
 	var out []any
 	for _, k := range kinds.All() {
-		data, err := os.ReadFile(filepath.Join(dir, "streams", strings.ReplaceAll(k.APIVersion(), "/", "_")+"."+k.GVK.Kind+".pb"))
+		_, data, err := pbwire.ReadKindStream(dir, k.APIVersion(), k.GVK.Kind)
 		if err != nil {
 			fail(err)
 		}
@@ -371,8 +370,7 @@ func sites(msg []byte, base int, around []prefix, depth, maxDepth int, out *[]si
 	}
 }
 
-// replace returns the edits that put replacement in place of the field s and rewrite the length prefixes around it
-// (from the innermost out, so that each edit's position is still that of the original bytes).
+// replace returns the edits that put replacement in place of the field s and rewrite the length prefixes around it.
 func replace(obj []byte, s site, replacement []byte) []edit {
 	// Only the bytes that change (a tag or a length before contents that stay): the file stays small.
 	old := obj[s.start:s.end]
@@ -384,10 +382,16 @@ func replace(obj []byte, s site, replacement []byte) []edit {
 	for suf < len(old)-pre && suf < len(replacement)-pre && old[len(old)-1-suf] == replacement[len(replacement)-1-suf] {
 		suf++
 	}
-	edits := []edit{{At: s.start + pre, Del: len(old) - pre - suf, Ins: replacement[pre : len(replacement)-suf]}}
-	delta := len(replacement) - (s.end - s.start)
-	for i := len(s.around) - 1; i >= 0 && delta != 0; i-- {
-		p := s.around[i]
+	changed := edit{At: s.start + pre, Del: len(old) - pre - suf, Ins: replacement[pre : len(replacement)-suf]}
+	return append([]edit{changed}, resized(s.around, len(replacement)-len(old))...)
+}
+
+// resized returns the edits that rewrite the length prefixes around a field whose size changed by delta bytes, from
+// the innermost out (so that each edit's position is still that of the original bytes).
+func resized(around []prefix, delta int) []edit {
+	var edits []edit
+	for i := len(around) - 1; i >= 0 && delta != 0; i-- {
+		p := around[i]
 		v := binary.AppendUvarint(nil, uint64(p.contents+delta))
 		edits = append(edits, edit{At: p.at, Del: p.size, Ins: v})
 		delta += len(v) - p.size
@@ -552,15 +556,7 @@ func groupDamage(rng *rand.Rand, what string, obj []byte, all []site) []edit {
 	}
 	s := all[rng.IntN(len(all))]
 	// Inserted before s, inside the messages around it: their lengths grow.
-	edits := []edit{{At: s.start, Ins: group}}
-	delta := len(group)
-	for i := len(s.around) - 1; i >= 0; i-- {
-		p := s.around[i]
-		v := binary.AppendUvarint(nil, uint64(p.contents+delta))
-		edits = append(edits, edit{At: p.at, Del: p.size, Ins: v})
-		delta += len(v) - p.size
-	}
-	return edits
+	return append([]edit{{At: s.start, Ins: group}}, resized(s.around, len(group))...)
 }
 
 func fail(err error) {

@@ -128,11 +128,18 @@ func StreamObjects(data []byte) (map[string][]byte, error) {
 	return objects, nil
 }
 
-// KindStreamObjects reads the objects of the fixture stream of a kind (<dir>/streams/<apiVersion with _ for />.<Kind>.pb)
-// as StreamObjects does, and returns that file's name without .pb too.
-func KindStreamObjects(dir, apiVersion, kind string) (string, map[string][]byte, error) {
+// ReadKindStream reads the fixture stream of a kind, <dir>/streams/<apiVersion with _ for />.<Kind>.pb, and returns
+// that file's name without .pb too.
+func ReadKindStream(dir, apiVersion, kind string) (string, []byte, error) {
 	base := strings.ReplaceAll(apiVersion, "/", "_") + "." + kind
 	data, err := os.ReadFile(filepath.Join(dir, "streams", base+".pb"))
+	return base, data, err
+}
+
+// KindStreamObjects reads the objects of the fixture stream of a kind (see ReadKindStream) as StreamObjects does, and
+// returns that file's name without .pb too.
+func KindStreamObjects(dir, apiVersion, kind string) (string, map[string][]byte, error) {
+	base, data, err := ReadKindStream(dir, apiVersion, kind)
 	if err != nil {
 		return base, nil, err
 	}
