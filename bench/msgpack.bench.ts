@@ -6,7 +6,8 @@
  * Streams (the comparison that matters for recording and forwarding): events → `MsgpackEventEncoderStream` →
  * `MsgpackEventDecoderStream` → events, against events → a `TransformStream` writing `JSON.stringify(event) + "\n"`
  * as UTF-8 → `JsonWatchEventDecoderStream` (the NDJSON pipeline) → events; also each half alone (the decoders read
- * the encoded bytes as 64 KiB reads). Loops without streams: watchwire's msgpack encoding and decoding (the same code
+ * the encoded bytes as 64 KiB reads), and the decoder of `watchwire/msgpack-no-eval` (msgpackr's build without code
+ * generation: no compiled record readers, and in Node, Deno and Bun no native string extraction). Loops without streams: watchwire's msgpack encoding and decoding (the same code
  * as the streams, fed directly) against `JSON.parse(JSON.stringify(event))` (strings only, no bytes: the strongest
  * JSON baseline), and msgpackr alone with the same options (which loses `-0`, lone surrogates and `__proto__` keys:
  * the price of losslessness and validation). Sizes are exact byte counts; gzip sizes use `CompressionStream`.
@@ -20,8 +21,11 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
-import { MsgpackEventReader, MsgpackEventWriter, newPackr, newUnpackr } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventReader } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventWriter, newPackr } from "../src/codec/msgpack/msgpack_event_writer.ts";
+import { newUnpackr } from "../src/codec/msgpack/unpackr.ts";
 import { MsgpackEventDecoder } from "../src/codec/msgpack/msgpack_event_decoder.ts";
+import { MsgpackEventDecoderStream as NoEvalMsgpackEventDecoderStream } from "../msgpack_no_eval.ts";
 import type { WatchEvent } from "../src/events.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
 import {
@@ -176,6 +180,11 @@ for (const name of DATASET_NAMES) {
       run: () => countItems(streamOf(msgpackReads).pipeThrough(new MsgpackEventDecoderStream())),
     },
     {
+      name: "mp-dec-no-eval",
+      expect: n,
+      run: () => countItems(streamOf(msgpackReads).pipeThrough(new NoEvalMsgpackEventDecoderStream())),
+    },
+    {
       name: "json-dec-batch",
       expect: n,
       run: () => countBatched(streamOf(ndjsonReads).pipeThrough(new BatchDecoderStream(new JsonWatchEventDecoder()))),
@@ -200,7 +209,7 @@ for (const name of DATASET_NAMES) {
       run: () => {
         // The encoder and decoder cores (what the streams run), chunk by chunk, no streams.
         const writer = new MsgpackEventWriter();
-        const reader = new MsgpackEventReader();
+        const reader = new MsgpackEventReader({}, newUnpackr);
         let k = 0;
         const onEvent = () => {
           k++;
@@ -254,6 +263,12 @@ for (const name of DATASET_NAMES) {
       row("msgpack encode: `MsgpackEventEncoderStream`", "mp-enc", "json-enc", msgpack.length),
       row("JSON decode: `JsonWatchEventDecoderStream`, 64 KiB reads", "json-dec", undefined, ndjson.length),
       row("msgpack decode: `MsgpackEventDecoderStream`, 64 KiB reads", "mp-dec", "json-dec", msgpack.length),
+      row(
+        "msgpack decode without code generation: `watchwire/msgpack-no-eval`'s `MsgpackEventDecoderStream`, 64 KiB reads",
+        "mp-dec-no-eval",
+        "json-dec",
+        msgpack.length,
+      ),
       row(
         "JSON decode in batches: `BatchDecoderStream` of `JsonWatchEventDecoder`, 64 KiB reads",
         "json-dec-batch",

@@ -42,6 +42,7 @@ interface Done {
   live: Ended & { events: unknown[] };
   liveBatches: Ended & { events: unknown[]; batches: number[] };
   msgpack: MsgpackRoundTrip;
+  msgpackNoEval: MsgpackRoundTrip;
 }
 
 const built = spawnSync(
@@ -113,14 +114,16 @@ try {
     checkCodegenForbidden(done.codegen, `a ${context} whose Content-Security-Policy has no 'unsafe-eval'`);
     checkLiveWatch(done.live);
     checkLiveWatchBatches(done.liveBatches);
+    checkMsgpackRoundTrip(done.msgpackNoEval, events, { noEval: true });
     checkMsgpackRoundTrip(done.msgpack, events);
-    const { msgpack } = done;
+    const { msgpack, msgpackNoEval } = done;
+    const reports = (r: MsgpackRoundTrip) => r.violations === null ? "" : `, ${r.violations} CSP violation report(s)`;
     console.log(
       `${browser.version}, ${context === "page" ? "the page" : "a dedicated Worker"}: eval and new Function ` +
         `blocked by the CSP; ${streamPairs.length} stream pairs, ${events} protobuf events equal to their JSON ` +
         `streams', ${kept} objects kept as bytes in metadata mode; the live watch: ${done.live.events.length} events, ` +
         `each as it was sent, one by one and in batches; msgpack: ${msgpack.events} events round trip, ${msgpack.bytes} bytes` +
-        (msgpack.violations === null ? "" : `, ${msgpack.violations} CSP violation report(s) while it ran`),
+        `${reports(msgpack)}; watchwire/msgpack-no-eval: the same events${reports(msgpackNoEval)}`,
     );
   }
 } catch (error) {

@@ -49,6 +49,20 @@ function bundle(bundler: Bundler, dir: string, name: string): { path: string; te
   return { path, text: readFileSync(path, "utf8") };
 }
 
+/** Writes each of `entries` (name to source) into `dir` and bundles it: its bundle's path and text by name. */
+function bundleAll(
+  bundler: Bundler,
+  dir: string,
+  entries: Record<string, string>,
+): Record<string, { path: string; text: string }> {
+  const out: Record<string, { path: string; text: string }> = {};
+  for (const [name, text] of Object.entries(entries)) {
+    writeFileSync(join(dir, `${name}.ts`), text);
+    out[name] = bundle(bundler, dir, name);
+  }
+  return out;
+}
+
 /** The pod fixture stream (ADDED, MODIFIED, BOOKMARK, DELETED, ERROR) as a ReadableStream of one chunk. */
 function podBody(): ReadableStream<Uint8Array> {
   const bytes = new Uint8Array(readFileSync(join(root, "fixtures/kubernetes/streams/v1.Pod.pb")));
@@ -76,11 +90,7 @@ for (const bundler of ["esbuild", "bun"] as const) {
   test(`bundle (${bundler}): watchwire/core takes only the decoders its code names; watchwire all by default`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "watchwire-bundle-"));
     try {
-      const out: Record<string, { path: string; text: string }> = {};
-      for (const [name, text] of Object.entries(ENTRIES)) {
-        writeFileSync(join(dir, `${name}.ts`), text);
-        out[name] = bundle(bundler, dir, name);
-      }
+      const out = bundleAll(bundler, dir, ENTRIES);
       const holds = (name: string, marker: string) => out[name].text.includes(marker);
       assert.ok(!holds("core-json", CORE) && !holds("core-json", APPS), "core-json: no generated decoders");
       assert.ok(holds("core-corev1", CORE), "core-corev1: core/v1");
@@ -142,3 +152,53 @@ test("watchwire/core: without decoders a protobuf watch knows no kind but Status
   }
   assert.equal(events[4].object.code, 410);
 });
+
+// The msgpack decoders: those of the main entry points use msgpackr's main build, which compiles a reader with
+// `new Function` for a record shape it reads often; watchwire/msgpack-no-eval's use its build without it, and
+// nothing of the main one. The bundles show which build they hold: only the main one spells `Function(`, a call of
+// the global that minifying cannot rename.
+const noEval = JSON.stringify(join(root, "msgpack_no_eval.ts"));
+const MSGPACK_ENTRIES: Record<string, string> = {
+  "msgpack-main": `import { MsgpackEventDecoderStream } from ${core};
+export const stream = () => new MsgpackEventDecoderStream();`,
+  "msgpack-no-eval": `import { MsgpackEventDecoderStream } from ${noEval};
+export const stream = () => new MsgpackEventDecoderStream();`,
+};
+const CALLS_FUNCTION = /(?<![\w$.])Function\s*\(/;
+
+for (const bundler of ["esbuild", "bun"] as const) {
+  test(`bundle (${bundler}): watchwire/msgpack-no-eval holds no new Function and decodes as the main entry's`, async () => {
+    const { MsgpackEventEncoderStream } = await import("../core.ts");
+    const events = readFileSync(join(root, "fixtures/node-http-watch.events.ndjson"), "utf8").split("\n")
+      .filter((l) => l !== "").map((l) => JSON.parse(l).event);
+    // Three times over, so that every record shape is read often enough for the main build to compile a reader.
+    const thrice = [...events, ...events, ...events];
+    const source = new ReadableStream<unknown>({
+      start(c) {
+        for (const e of thrice) c.enqueue(e);
+        c.close();
+      },
+    });
+    const recording = new Uint8Array(
+      await new Response(source.pipeThrough(new MsgpackEventEncoderStream())).arrayBuffer(),
+    );
+    const dir = mkdtempSync(join(tmpdir(), "watchwire-bundle-"));
+    try {
+      const out = bundleAll(bundler, dir, MSGPACK_ENTRIES);
+      assert.ok(CALLS_FUNCTION.test(out["msgpack-main"].text), "the main build compiles readers");
+      assert.ok(!CALLS_FUNCTION.test(out["msgpack-no-eval"].text), "no Function( in watchwire/msgpack-no-eval");
+      for (const name of Object.keys(MSGPACK_ENTRIES)) {
+        const { stream } = await import(pathToFileURL(out[name].path).href);
+        const input = new ReadableStream<Uint8Array>({
+          start(c) {
+            c.enqueue(recording);
+            c.close();
+          },
+        });
+        assert.deepStrictEqual(await collect(input.pipeThrough(stream())), thrice, name);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

@@ -1,9 +1,9 @@
 // The npm package as a user gets it. Everything else in the suite imports the sources; this test builds dist/ afresh
 // (tsc -p tsconfig.build.json), packs it with `npm pack` (so package.json's `files` decide what ships), installs the
 // tarball with `npm install` into an empty project, and then, from that project, in the runtime running the suite:
-// imports `watchwire` and `watchwire/core` by name (the `exports` map) and decodes real captures with them, runs the
-// `watchwire` bin on a capture, and type-checks a TypeScript consumer against the shipped declarations (no
-// @types/node, libraries checked).
+// imports `watchwire`, `watchwire/core` and `watchwire/msgpack-no-eval` by name (the `exports` map) and decodes real
+// captures with them, runs the `watchwire` bin on a capture, and type-checks a TypeScript consumer against the shipped
+// declarations (no @types/node, libraries checked).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
@@ -61,6 +61,7 @@ const CONSUMER_JS = `import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as main from "watchwire";
 import * as core from "watchwire/core";
+import * as noEval from "watchwire/msgpack-no-eval";
 
 const fixtures = process.argv[2];
 const report = {};
@@ -73,6 +74,13 @@ const pbResponse = new Response(pb, { headers: { "content-type": "application/vn
 for await (const event of main.decodeWatchResponse(pbResponse)) pbEvents.push(event);
 assert.deepStrictEqual(pbEvents, json);
 report.protobufEvents = pbEvents.length;
+
+// msgpack: recorded by the main entry point's encoder, read back by watchwire/msgpack-no-eval's decoder.
+const recording = await new Response(ReadableStream.from(pbEvents).pipeThrough(new main.MsgpackEventEncoderStream())).arrayBuffer();
+const replayed = [];
+for await (const event of new Blob([recording]).stream().pipeThrough(new noEval.MsgpackEventDecoderStream())) replayed.push(event);
+assert.deepStrictEqual(replayed, pbEvents);
+report.msgpackNoEvalEvents = replayed.length;
 
 // A captured HTTP/1.1 response through the core entry point: the response decoder, then the JSON watch.
 const capture = readFileSync(fixtures + "/node-http-watch.http");
@@ -98,6 +106,7 @@ console.log(JSON.stringify(report));
 
 const CONSUMER_TS = `import { decodeWatchResponse, type WatchEvent } from "watchwire";
 import { DecodeError, type KubernetesObject } from "watchwire/core";
+import { MsgpackEventDecoderStream } from "watchwire/msgpack-no-eval";
 
 interface Pod extends KubernetesObject {
   spec?: { nodeName?: string };
@@ -113,6 +122,10 @@ export async function nodes(response: Response): Promise<string[]> {
     if (e.type === "ERROR") names.push(e.object.spec);
   }
   return names;
+}
+
+export function replay(recording: ReadableStream<Uint8Array>): ReadableStream<WatchEvent<Pod>> {
+  return recording.pipeThrough(new MsgpackEventDecoderStream<Pod>({ maxEventBytes: 1 << 20 }));
 }
 
 export function offsetOf(error: unknown): number | undefined {
@@ -164,6 +177,7 @@ test("package: the packed npm package installs, imports by name, decodes, runs i
       report.protobufEvents,
       readFileSync(join(fixtures, "kubernetes/streams/v1.Pod.json"), "utf8").split("\n").filter(Boolean).length,
     );
+    assert.equal(report.msgpackNoEvalEvents, report.protobufEvents);
     assert.deepEqual(
       report.captureTypes,
       expectedCliLines("node-http-watch.events.ndjson").map((line) => JSON.parse(line).type),

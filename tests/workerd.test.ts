@@ -65,6 +65,7 @@ test(
         await ask<Ended & { events: unknown[]; batches: number[] }>("/live-batches", { name: LIVE }),
       );
       checkMsgpackRoundTrip(await ask<MsgpackRoundTrip>("/msgpack"), events);
+      checkMsgpackRoundTrip(await ask<MsgpackRoundTrip>("/msgpack-no-eval"), events, { noEval: true });
     } finally {
       worker?.stop();
       await stopWatchServer(server);

@@ -15,6 +15,7 @@ import {
   MsgpackEventEncoderStream,
   type WatchEvent,
 } from "../../mod.ts";
+import { MsgpackEventDecoderStream as NoEvalMsgpackEventDecoderStream } from "../../msgpack_no_eval.ts";
 import { piecesOf } from "./pieces.ts";
 
 /** How a decoded stream ended: the error that ended it (name and, for a DecodeError, its code), if any. */
@@ -159,7 +160,10 @@ export interface MsgpackRoundTrip {
   bytes: number;
   /** Where the decoded events first differ from the encoded ones (a path and both values), or null. */
   difference: string | null;
-  /** CSP violations reported while it ran (msgpackr tries `new Function` for shapes it reads often), or null. */
+  /**
+   * CSP violations reported while it ran, or null where they cannot be counted (msgpackr's main build tries
+   * `new Function` for shapes it reads often, once per context; its build without code generation never does).
+   */
   violations: number | null;
 }
 
@@ -190,8 +194,10 @@ function firstDifference(a: unknown, b: unknown, path: string): string | null {
  * Decodes the JSON stream of every stream pair the watch server lists (`ORIGIN/names`), writes all their events as one
  * msgpack event stream (`MsgpackEventEncoderStream`), reads it back in the watch server's uneven pieces of 1 to 4096
  * bytes (`MsgpackEventDecoderStream`) and compares: msgpack's round trip where code generation may be forbidden.
+ * `decoder`: `"main"`, the decoder of the main entry points (msgpackr's main build, which tries `new Function`), or
+ * `"no-eval"`, that of watchwire/msgpack-no-eval (msgpackr's build without code generation).
  */
-export async function msgpackRoundTrip(origin: string): Promise<MsgpackRoundTrip> {
+export async function msgpackRoundTrip(origin: string, decoder: "main" | "no-eval"): Promise<MsgpackRoundTrip> {
   const { names } = (await (await fetch(`${origin}/names`)).json()) as { names: string[] };
   const events: WatchEvent<unknown>[] = [];
   for (const name of names) {
@@ -226,7 +232,8 @@ export async function msgpackRoundTrip(origin: string): Promise<MsgpackRoundTrip
       },
     });
     const decoded: unknown[] = [];
-    for await (const event of pieces.pipeThrough(new MsgpackEventDecoderStream())) decoded.push(event);
+    const stream = decoder === "main" ? new MsgpackEventDecoderStream() : new NoEvalMsgpackEventDecoderStream();
+    for await (const event of pieces.pipeThrough(stream)) decoded.push(event);
     // Reports come in a task of their own after the violation.
     await new Promise((resolve) => setTimeout(resolve, 50));
     return {

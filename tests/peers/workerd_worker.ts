@@ -6,7 +6,8 @@
  * - `/pair?origin=O&name=N`: {@linkcode decodePair} of the stream pair N from the watch server at O.
  * - `/live?origin=O&name=N`: {@linkcode followLiveWatch} of the live watch N at O.
  * - `/live-batches?origin=O&name=N`: {@linkcode followLiveWatchBatches}, the same in batches.
- * - `/msgpack?origin=O`: {@linkcode msgpackRoundTrip} of every JSON stream at O.
+ * - `/msgpack?origin=O`: {@linkcode msgpackRoundTrip} of every JSON stream at O; `/msgpack-no-eval?origin=O`: the
+ *   same with watchwire/msgpack-no-eval's decoder.
  *
  * @module
  */
@@ -21,7 +22,8 @@ export default {
     if (url.pathname === "/pair") return Response.json(await decodePair(origin, name));
     if (url.pathname === "/live") return Response.json(await followLiveWatch(origin, name));
     if (url.pathname === "/live-batches") return Response.json(await followLiveWatchBatches(origin, name));
-    if (url.pathname === "/msgpack") return Response.json(await msgpackRoundTrip(origin));
+    if (url.pathname === "/msgpack") return Response.json(await msgpackRoundTrip(origin, "main"));
+    if (url.pathname === "/msgpack-no-eval") return Response.json(await msgpackRoundTrip(origin, "no-eval"));
     return new Response("not found", { status: 404 });
   },
 };

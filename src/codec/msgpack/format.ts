@@ -1,6 +1,6 @@
 /**
- * The watchwire msgpack event stream, version 1, and the encoding and decoding behind
- * {@linkcode MsgpackEventEncoderStream} and {@linkcode MsgpackEventDecoderStream}.
+ * The watchwire msgpack event stream, version 1, and the decoding behind {@linkcode MsgpackEventDecoderStream} (the
+ * encoding behind {@linkcode MsgpackEventEncoderStream} is in msgpack_event_writer.ts). Internal.
  *
  * The stream is a sequence of frames, each a 4-byte big-endian length and that many bytes (the framing of a
  * Kubernetes protobuf watch):
@@ -20,13 +20,12 @@
  *
  * @module
  */
-import { Packr, RESERVE_START_SPACE, Unpackr } from "msgpackr";
 import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter, MAX_FRAME_LENGTH } from "../../framing/frame_splitter.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { toWatchEvent } from "../watch_event.ts";
-import { fromWire, toWire } from "./json_values.ts";
+import { fromWire } from "./json_values.ts";
 
 /** The default limit on one encoded event: 16 MiB, as on a JSON watch line or a protobuf watch frame. */
 export const DEFAULT_MAX_EVENT_BYTES: number = DEFAULT_MAX_MESSAGE_BYTES;
@@ -37,32 +36,17 @@ const HEADER_PAYLOAD = Uint8Array.of(0x57, 0x57, 0x4d, 0x50, 0x01);
 const HEADER = Uint8Array.of(0, 0, 0, HEADER_PAYLOAD.length, ...HEADER_PAYLOAD);
 const VERSION_AT = HEADER.length - 1;
 
-/**
- * Record shapes one stream keeps (msgpackr's `maxOwnStructures`). Kubernetes objects have many shapes (a Pod has
- * dozens, and label sets and managedFields add one-off ones); with msgpackr's default of 32 the table cycles every
- * few events and each shape is defined again and again (a stream of 30 KB Pods came out 20% larger and decoded at a
- * third of the speed). Beyond the first 32, ids take two bytes; past the last, the oldest shape's id is reused (and
- * redefined). A decoder's table is bounded by what two-byte ids can address, whoever wrote the stream.
- */
-const RECORD_SHAPES = 4096;
-
-/** A new msgpackr encoder for one stream. Fresh options every time: msgpackr keeps its record table in them. */
-export function newPackr(): Packr {
-  return new Packr({ sequential: true, useRecords: true, maxOwnStructures: RECORD_SHAPES });
+/** The header frame as it starts every stream (a copy: the caller may hand it on). */
+export function headerFrame(): Uint8Array {
+  return HEADER.slice();
 }
 
-/** A new msgpackr decoder for one stream segment. */
-export function newUnpackr(): Unpackr {
-  return new Unpackr({
-    sequential: true,
-    useRecords: true,
-    // A msgpack map is an object (the encoder writes none, but other writers may), never a Map.
-    mapsAsObjects: true,
-    // 64-bit integers as numbers (as JSON.parse would read them), never BigInt.
-    int64AsType: "number",
-    // No reference extensions: they could build cyclic values.
-    structuredClone: false,
-  });
+/** `max` as an event size limit, checked: a RangeError unless an integer a frame's length can hold. */
+export function checkLimit(max: number): number {
+  if (!Number.isSafeInteger(max) || max < 0 || max > MAX_FRAME_LENGTH) {
+    throw new RangeError(`maxEventBytes must be an integer from 0 to ${MAX_FRAME_LENGTH}, not ${max}`);
+  }
+  return max;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -71,64 +55,28 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** Options of {@linkcode MsgpackEventWriter}. */
-export interface MsgpackEventWriterOptions {
-  /** Longest encoded event written, in bytes; a longer one is an error. Default 16 MiB. */
-  maxEventBytes?: number | undefined;
+/**
+ * What {@linkcode MsgpackEventReader} needs of a msgpack decoder: msgpackr's `Unpackr`, from either of its builds
+ * (this module imports neither, so that a bundle holds only the one its entry point names).
+ */
+export interface MsgpackUnpacker {
+  unpack(bytes: Uint8Array): unknown;
 }
 
-function checkLimit(max: number): number {
-  if (!Number.isSafeInteger(max) || max < 0 || max > MAX_FRAME_LENGTH) {
-    throw new RangeError(`maxEventBytes must be an integer from 0 to ${MAX_FRAME_LENGTH}, not ${max}`);
-  }
-  return max;
-}
-
-/** Watch events to the frames of a stream (the header first). */
-export class MsgpackEventWriter<T = KubernetesObject> implements StreamDecoder<WatchEvent<T>, Uint8Array> {
-  readonly #packr = newPackr();
-  readonly #max: number;
-  #started = false;
-
-  constructor(options: MsgpackEventWriterOptions = {}) {
-    this.#max = checkLimit(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
-  }
-
-  push(event: WatchEvent<T>, emit: (bytes: Uint8Array) => void): void {
-    if (!this.#started) {
-      this.#started = true;
-      emit(HEADER.slice());
-    }
-    const value = toWire(event, checkEvent);
-    // Four bytes reserved before the value for its length: the frame is written without a copy.
-    const packed = this.#packr.pack(value, RESERVE_START_SPACE | 4);
-    const length = packed.length - 4;
-    if (length > this.#max) {
-      throw new RangeError(`an event encoded to ${length} bytes, over the limit of ${this.#max} bytes`);
-    }
-    packed[0] = length >>> 24;
-    packed[1] = (length >>> 16) & 0xff;
-    packed[2] = (length >>> 8) & 0xff;
-    packed[3] = length & 0xff;
-    // A plain Uint8Array view (msgpackr gives a Node Buffer where there is one) of bytes msgpackr never writes again.
-    emit(new Uint8Array(packed.buffer, packed.byteOffset, packed.length));
-  }
-
-  finish(emit: (bytes: Uint8Array) => void): void {
-    if (!this.#started) {
-      this.#started = true;
-      emit(HEADER.slice());
-    }
-  }
-}
-
-/** The encoder accepts what its decoder would: a watch event. */
-function checkEvent(value: unknown): void {
-  try {
-    toWatchEvent(value);
-  } catch (error) {
-    throw new TypeError(`not a watch event: ${(error as DecodeError).detail ?? error}`);
-  }
+/**
+ * The options of every msgpackr decoder of a stream segment, a fresh object each time (msgpackr keeps state in
+ * its options): records with their definitions in the stream; a map is an object (the encoder writes none, but
+ * other writers may), never a Map; 64-bit integers are numbers (as `JSON.parse` reads them), never BigInt; no
+ * reference extensions (they could build cyclic values).
+ */
+export function unpackrOptions(): {
+  sequential: true;
+  useRecords: true;
+  mapsAsObjects: true;
+  int64AsType: "number";
+  structuredClone: false;
+} {
+  return { sequential: true, useRecords: true, mapsAsObjects: true, int64AsType: "number", structuredClone: false };
 }
 
 /** Options of {@linkcode MsgpackEventReader}. */
@@ -141,12 +89,16 @@ export interface MsgpackEventReaderOptions {
 export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<Uint8Array, WatchEvent<T>> {
   readonly #splitter: FrameSplitter;
   readonly #max: number;
-  #unpackr = newUnpackr();
+  readonly #newUnpackr: () => MsgpackUnpacker;
+  #unpackr: MsgpackUnpacker;
   /** Header bytes checked so far. */
   #headerChecked = 0;
   #frames = 0;
 
-  constructor(options: MsgpackEventReaderOptions = {}) {
+  /** `newUnpackr`: a new msgpackr decoder, for each segment of the stream. */
+  constructor(options: MsgpackEventReaderOptions, newUnpackr: () => MsgpackUnpacker) {
+    this.#newUnpackr = newUnpackr;
+    this.#unpackr = newUnpackr();
     const max = checkLimit(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
     this.#max = max;
     // The splitter checks every length before buffering; the header's 5 bytes pass even under a smaller limit.
@@ -158,7 +110,7 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
     this.#splitter.push(chunk, (frame, _flag, offset) => {
       if (this.#frames++ === 0) return; // the header, checked byte by byte above
       if (frame.length === HEADER_PAYLOAD.length && sameBytes(frame, HEADER_PAYLOAD)) {
-        this.#unpackr = newUnpackr(); // a new segment: its records are defined afresh
+        this.#unpackr = this.#newUnpackr(); // a new segment: its records are defined afresh
         return;
       }
       if (frame.length > this.#max) {

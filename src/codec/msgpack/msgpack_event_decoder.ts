@@ -7,6 +7,7 @@
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { MsgpackEventReader } from "./format.ts";
+import { newUnpackr } from "./unpackr.ts";
 import type { MsgpackEventDecoderOptions } from "./msgpack_event_decoder_stream.ts";
 
 /**
@@ -34,7 +35,7 @@ export class MsgpackEventDecoder<T = KubernetesObject> implements StreamDecoder<
   readonly #reader: MsgpackEventReader<T>;
 
   constructor(options: MsgpackEventDecoderOptions = {}) {
-    this.#reader = new MsgpackEventReader<T>(options);
+    this.#reader = new MsgpackEventReader<T>(options, newUnpackr);
   }
 
   /** Decodes the events `chunk` completes. Throws a `DecodeError` on a fault. */

@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import { MsgpackEventWriter } from "./format.ts";
+import { MsgpackEventWriter } from "./msgpack_event_writer.ts";
 
 /**
  * Options of {@linkcode MsgpackEventEncoderStream}.
