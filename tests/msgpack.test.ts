@@ -1,7 +1,9 @@
 /**
  * The msgpack event stream pair: round trips of every fixture's events (decoded by a decoder that shares nothing with
  * the encoder), every kind of JSON value (fast-check), split invariance, bad input with offsets, and the streams
- * where `Function` is forbidden (a child process per runtime).
+ * where `Function` is forbidden (a child process per runtime). Each test that decodes runs with each decoder: the
+ * main entry points' and watchwire/msgpack-no-eval's (msgpackr's decoder built without code generation, which must
+ * never try it).
  *
  * Expected values never come from the code under test: events come from fixtures or generators, and the byte layout
  * of the stream (header, 4-byte big-endian frame lengths) and hand-made msgpack follow the format's description and

@@ -64,8 +64,8 @@ export interface MsgpackUnpacker {
 }
 
 /**
- * The options of every msgpackr decoder of a stream segment, a fresh object each time (msgpackr keeps state in
- * its options): records with their definitions in the stream; a map is an object (the encoder writes none, but
+ * The options of every msgpackr decoder of a stream segment, a fresh object each time (a decoder shares nothing with
+ * another): records with their definitions in the stream; a map is an object (the encoder writes none, but
  * other writers may), never a Map; 64-bit integers are numbers (as `JSON.parse` reads them), never BigInt; no
  * reference extensions (they could build cyclic values).
  */
