@@ -36,7 +36,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -110,9 +109,7 @@ func main() {
 				fail(fmt.Errorf("%s %s: Go's JSON of the undamaged object is not the stream's (%v)", base, event, err))
 			}
 		}
-		h := fnv.New64a()
-		h.Write([]byte("damage:" + k.APIVersion() + "/" + k.GVK.Kind))
-		rng := rand.New(rand.NewPCG(h.Sum64(), 0x64616d616765))
+		rng := pbwire.KindRand("damage", k)
 		n := otherVariants
 		if realistic.Source(k) == "handwritten" && len(objects["ADDED"]) <= maxRichBytes {
 			n = richVariants
@@ -202,9 +199,7 @@ func envelopes(dir string) []any {
 			fail(err)
 		}
 		original := all["ADDED"]
-		h := fnv.New64a()
-		h.Write([]byte("envelope:" + k.APIVersion() + "/" + k.GVK.Kind))
-		rng := rand.New(rand.NewPCG(h.Sum64(), 0x656e76656c6f7065))
+		rng := pbwire.KindRand("envelope", k)
 		offset := rng.IntN(len(envelopeSorts))
 		for i := 0; i < envelopeVariants; i++ {
 			what := envelopeSorts[(offset+i)%len(envelopeSorts)]

@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -57,9 +56,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		h := fnv.New64a()
-		h.Write([]byte("merge:" + k.APIVersion() + "/" + k.GVK.Kind))
-		rng := rand.New(rand.NewPCG(h.Sum64(), 0x6d65726765))
+		rng := pbwire.KindRand("merge", k)
 		n := otherVariants
 		added, modified := objects["ADDED"], objects["MODIFIED"]
 		if realistic.Source(k) == "handwritten" && len(added) <= maxRichBytes {

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,4 +166,17 @@ func GoJSON(k kinds.Kind, pb []byte) ([]byte, error) {
 		return nil, fmt.Errorf("json.Marshal: %w", err)
 	}
 	return out, nil
+}
+
+// KindRand is the random source of one vector program (purpose: "merge", "damage", ...) for kind k, the same on every
+// run: a PCG seeded with the FNV-1a hash of "purpose:apiVersion/Kind", its stream the purpose's first 8 bytes read
+// big-endian.
+func KindRand(purpose string, k kinds.Kind) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(purpose + ":" + k.APIVersion() + "/" + k.GVK.Kind))
+	var stream uint64
+	for i := 0; i < len(purpose) && i < 8; i++ {
+		stream = stream<<8 | uint64(purpose[i])
+	}
+	return rand.New(rand.NewPCG(h.Sum64(), stream))
 }
