@@ -164,10 +164,12 @@ const BENCHMARKS = [
       "32 bytes, any up to 128) are found again every time: the best case for that cache, as for a stream of objects " +
       "that share names, labels, images and messages; a string of 33-128 bytes seen for the first time costs 30-160 " +
       "ns more than without the cache (distinct strings of 48 and 100 bytes, in the four runtimes).",
-      "The last three core rows decode the whole event (`decodeWatchEventFrame`, envelope included) without streams or " +
+      "The last four core rows decode the whole event (`decodeWatchEventFrame`, envelope included) without streams or " +
       "framing: in full, and in metadata mode with the object keeping a view of the frame or a copy of its bytes. " +
       "Metadata mode keeps views of the reads that hold a frame when they are at most four times the object's size " +
-      "plus 32 KiB, else a copy, so that a kept object never keeps alive more than that.",
+      "plus 32 KiB, else a copy, so that a kept object never keeps alive more than that. The last one also reads " +
+      "what an informer's indexes read, `labels`, `annotations` and `ownerReferences`, which metadata mode decodes " +
+      "on first read (as it does `finalizers` and `managedFields`).",
       "The batched rows run the same decoders with one array of events per 64 KiB read instead of one stream item " +
       "per event (`BatchDecoderStream` of `JsonWatchEventDecoder` and of `KubernetesProtobufWatchDecoder`, as " +
       "`decodeWatchResponseBatches` does), read with `for await` over the batches and a loop over each; their " +

@@ -41,11 +41,13 @@ function fields(message: Uint8Array, number: number): Uint8Array[] {
 const envelopeOf = (frame: Uint8Array) => fields(fields(frame, 2)[0], 1)[0];
 
 async function decodeAll(
-  bytes: Uint8Array,
+  bytes: Uint8Array | Uint8Array[],
   options: ConstructorParameters<typeof KubernetesProtobufWatchDecoderStream>[0],
 ) {
   const { values, error } = await drain(
-    streamOf([bytes]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>(options)),
+    streamOf(Array.isArray(bytes) ? bytes : [bytes]).pipeThrough(
+      new KubernetesProtobufWatchDecoderStream<unknown>(options),
+    ),
   );
   assert.equal(error, undefined);
   return values as WatchEvent<unknown>[];
@@ -66,16 +68,103 @@ test("k8s protobuf, generated decoders: metadata mode leaves ObjectMeta's collec
   assert.equal(Object.getOwnPropertyDescriptor(meta, "name")?.value, go[0].object.metadata.name, "scalars decoded");
   assert.deepEqual(Object.keys(meta), Object.keys(go[0].object.metadata));
   assert.deepEqual(meta.managedFields, go[0].object.metadata.managedFields);
-  const settled = Object.getOwnPropertyDescriptor(meta, "managedFields");
-  assert.equal(settled?.get, undefined, "a plain value once read");
-  assert.equal(meta.managedFields, settled?.value);
+  // Decoded once: the accessor stays (a data property would turn the object into a slow dictionary in V8) and keeps it.
+  assert.equal(typeof Object.getOwnPropertyDescriptor(meta, "managedFields")?.get, "function");
+  assert.equal(meta.managedFields, meta.managedFields, "the same value at every read");
   assert.deepEqual(JSON.parse(JSON.stringify(meta)), go[0].object.metadata);
-  for (const name of collections) assert.equal(Object.getOwnPropertyDescriptor(meta, name)?.get, undefined, name);
+  for (const name of collections) assert.equal(meta[name], meta[name], name);
   assert.deepEqual(pod.decode(), go[0].object);
-  // Assignable, as a plain property.
+  // Assignable, as a plain property, before and after the first read; deletable.
   const other = (events[3].object as KubernetesProtobufObject).metadata as Record<string, unknown>;
   other.managedFields = [];
   assert.deepEqual(other.managedFields, []);
+  assert.deepEqual(other.labels, go[3].object.metadata.labels);
+  other.labels = { replaced: "yes" };
+  assert.deepEqual(other.labels, { replaced: "yes" });
+  assert.equal(delete other.annotations, true);
+  assert.equal("annotations" in other, false);
+  assert.deepEqual(Object.keys(other), Object.keys(go[3].object.metadata).filter((k) => k !== "annotations"));
+});
+
+/** Freezes `value` and everything reachable from it, the object before its properties (as Immer's auto-freeze does). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
+test("k8s protobuf, generated decoders: metadata mode's lazy properties read frozen, clone and compare as Go's values", async () => {
+  const go = goEvents("v1.Pod");
+  const expected = go[0].object.metadata;
+  const fresh = async () =>
+    ((await decodeAll(fixture("v1.Pod.pb"), { mode: "metadata" }))[0].object as KubernetesProtobufObject)
+      .metadata as Record<string, unknown>;
+  // Frozen before anything lazy was read: collections and managedFields[].fieldsV1 still decode.
+  const frozen = await fresh();
+  deepFreeze(frozen);
+  assert.ok(Object.isFrozen(frozen));
+  assert.ok(Object.isFrozen((frozen.managedFields as object[])[0]), "the entries were frozen before their fieldsV1");
+  assert.deepEqual(frozen, expected);
+  assert.deepEqual(JSON.parse(JSON.stringify(frozen)), expected);
+  // Read-only once frozen, as a data property is (modules are strict code).
+  assert.throws(() => (frozen.labels = {}), TypeError);
+  const entry = (frozen.managedFields as Record<string, unknown>[])[0];
+  assert.throws(() => (entry.fieldsV1 = {}), TypeError);
+  assert.deepEqual(frozen.labels, expected.labels);
+  assert.deepEqual(entry.fieldsV1, expected.managedFields[0].fieldsV1);
+  // Sealed, not frozen: still assignable.
+  const sealed = await fresh();
+  Object.seal(sealed);
+  sealed.labels = { sealed: "yes" };
+  assert.deepEqual(sealed.labels, { sealed: "yes" });
+  // structuredClone (postMessage to a Worker) and spreading copy the values.
+  assert.deepEqual(structuredClone(await fresh()), expected);
+  assert.deepEqual({ ...(await fresh()) }, expected);
+  // fieldsV1: decoded once, assignable like the collections.
+  const entries = (await fresh()).managedFields as Record<string, unknown>[];
+  assert.equal(typeof Object.getOwnPropertyDescriptor(entries[0], "fieldsV1")?.get, "function");
+  assert.equal(entries[0].fieldsV1, entries[0].fieldsV1);
+  entries[0].fieldsV1 = { replaced: {} };
+  assert.deepEqual(entries[0].fieldsV1, { replaced: {} });
+  assert.deepEqual(entries.slice(1), expected.managedFields.slice(1));
+});
+
+test("k8s protobuf, generated decoders: managedFields[].fieldsV1 read later never reads bytes the decoder does not keep", async () => {
+  const go = goEvents("v1.Pod");
+  const stream = fixture("v1.Pod.pb");
+  const envelopes = frames(stream).map(envelopeOf);
+  const unknownKinds = createKubernetesDecoders([]);
+  const fieldsV1Of = (metadata: unknown) =>
+    (metadata as { managedFields: { fieldsV1: unknown }[] }).managedFields.map((e) => e.fieldsV1);
+  const expected = (i: number) => go[i].object.metadata.managedFields.map((e: { fieldsV1: unknown }) => e.fieldsV1);
+  // One object from bytes the caller keeps (and may overwrite): metadata mode, and an unknown kind in full mode.
+  for (const options of [{ mode: "metadata" as const }, { decoders: unknownKinds }]) {
+    const bytes = envelopes[0].slice();
+    const object = decodeKubernetesProtobufObject(bytes, options);
+    assert.ok(object instanceof KubernetesProtobufObject);
+    bytes.fill(0x55);
+    assert.deepEqual(fieldsV1Of(object.metadata), expected(0), JSON.stringify(Object.keys(options)));
+  }
+  // A watch whose frames span reads (each read a buffer of its own, so objects keep views of them): the framing
+  // assembles each frame in one reused buffer, which the later frames overwrite before any fieldsV1 is read.
+  for (const options of [{ mode: "metadata" as const }, { decoders: unknownKinds }]) {
+    const reads: Uint8Array[] = [];
+    for (let at = 0; at < stream.length; at += 1000) reads.push(stream.slice(at, at + 1000));
+    const events = await decodeAll(reads, options);
+    assert.equal(events.length, go.length);
+    const what = JSON.stringify(Object.keys(options));
+    for (const i of [0, 1, 3]) {
+      const object = events[i].object as KubernetesProtobufObject;
+      assert.ok(object instanceof KubernetesProtobufObject);
+      assert.deepEqual(fieldsV1Of(object.metadata), expected(i), `event ${i}, ${what}`);
+    }
+    // Only a probe (reads are not to be written once handed over): the objects kept views of the reads, so their
+    // metadata was decoded from the reused buffer's copy of the frame.
+    for (const read of reads) read.fill(0x55);
+    for (const i of [0, 1, 3]) {
+      assert.ok((events[i].object as KubernetesProtobufObject).raw.every((b) => b === 0x55), `event ${i}: views`);
+    }
+  }
 });
 
 test("k8s protobuf, generated decoders: ObjectMeta fields after managedFields (not as Go writes): decoded at once", async () => {

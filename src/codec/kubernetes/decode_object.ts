@@ -12,9 +12,10 @@ import { parseMediaType } from "../media_type.ts";
 import { parseKubernetesEnvelope } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
-import { listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
+import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
+import { checkAssignable, Identity } from "./runtime/lazy_property.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -22,8 +23,10 @@ import type { FrameOwnership } from "../../framing/frame_splitter.ts";
  * `kind`, `apiVersion` and `metadata` only and keeps the rest as bytes ({@linkcode KubernetesProtobufObject}, whose
  * `decode()` decodes it in full on demand); a List's or a `Status`'s `metadata` is its `ListMeta`. Within an
  * `ObjectMeta`, the collections (`labels`, `annotations`, `ownerReferences`, `finalizers`, `managedFields`: most of
- * its bytes) are decoded when first read: own enumerable accessors that then become plain values, so the metadata
- * still equals, copies and serializes as the full decoding's (a fault in them is thrown at that first read). The
+ * its bytes) and `managedFields[].fieldsV1` are decoded when first read: own enumerable accessors that keep the value
+ * once read or assigned, so the metadata still equals, copies (`structuredClone` too) and serializes as the full
+ * decoding's, and reads the same when frozen (a fault in them is thrown at each read; assigning to them throws once
+ * the object is frozen, as for a read-only property). The
  * objects of `ERROR` events (a `Status`) are always decoded in full, and so are the few built-in kinds that have no
  * metadata (`PodLogOptions` and the other subresource options, `SerializedReference`, `DeploymentRollback`).
  *
@@ -127,19 +130,18 @@ const LAZY_OBJECT_META: Readonly<Record<number, string>> = {
   17: "managedFields",
 };
 
-/** What a lazily decoded ObjectMeta needs to decode its collections: the bytes, and [field, start, end] triples. */
+/**
+ * What a lazily decoded ObjectMeta needs to decode its collections: the bytes, [field, start, end] triples, and the
+ * values of those read or assigned so far (`values[i]`, bit `i` of `known`, `i` the collection's index in
+ * {@linkcode LAZY_OBJECT_META}).
+ */
 interface LazyCollections {
   raw: Uint8Array;
   baseOffset: number;
   decode: ObjectDecoder;
   ranges: number[];
-}
-
-/** Returns the object it is given from its constructor, so that a subclass's private fields go onto that object. */
-class Identity {
-  constructor(target: object) {
-    return target;
-  }
+  known: number;
+  values: unknown[] | undefined;
 }
 
 /**
@@ -165,45 +167,61 @@ class LazyCollectionsField extends Identity {
   }
 }
 
-/** Sets a collection's property to a plain value (on first read, or when assigned). */
-function settle(metadata: object, name: string, value: unknown): void {
-  Object.defineProperty(metadata, name, { value, writable: true, enumerable: true, configurable: true });
+/** The index of `field`'s collection in `lazy` (its triple is `ranges[3k..3k+3)`). */
+function slotOf(lazy: LazyCollections, field: number): number {
+  const { ranges } = lazy;
+  let k = 0;
+  while (ranges[3 * k] !== field) k++;
+  return k;
 }
 
-// One accessor pair per collection, shared by all objects (no closures per object).
+function decodeCollection(lazy: LazyCollections, k: number, name: string): unknown {
+  const { ranges } = lazy;
+  try {
+    return lazy.decode(lazy.raw, ranges[3 * k + 1], ranges[3 * k + 2], {}, lazy.baseOffset)[name];
+  } catch (error) {
+    // Go reads a map entry's key and value up to the end of the ObjectMeta, not of the entry: one that runs past
+    // the collection here may still be read there. The collections run to the ObjectMeta's end (nothing else may
+    // follow them, or it is decoded at once), so decoding all of them gives Go's value, or its error.
+    if (!(error instanceof DecodeError)) throw error;
+    return lazy.decode(lazy.raw, ranges[1], ranges[ranges.length - 1], {}, lazy.baseOffset)[name];
+  }
+}
+
+// One accessor pair per collection, shared by all objects (no closures per object). The accessor stays: its value is
+// kept in the LazyCollections (see runtime/lazy_property.ts for why it does not become a data property).
 const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fromEntries(
-  Object.entries(LAZY_OBJECT_META).map(([field, name]) => [field, {
-    get(this: object) {
-      const lazy = LazyCollectionsField.of(this);
-      const { ranges } = lazy;
-      let k = 0;
-      while (ranges[k] !== Number(field)) k += 3;
-      let value: unknown;
-      try {
-        value = lazy.decode(lazy.raw, ranges[k + 1], ranges[k + 2], {}, lazy.baseOffset)[name];
-      } catch (error) {
-        // Go reads a map entry's key and value up to the end of the ObjectMeta, not of the entry: one that runs past
-        // the collection here may still be read there. The collections run to the ObjectMeta's end (nothing else may
-        // follow them, or it is decoded at once), so decoding all of them gives Go's value, or its error.
-        if (!(error instanceof DecodeError)) throw error;
-        value = lazy.decode(lazy.raw, ranges[1], ranges[ranges.length - 1], {}, lazy.baseOffset)[name];
-      }
-      settle(this, name, value);
-      return value;
-    },
-    set(this: object, value: unknown) {
-      settle(this, name, value);
-    },
-    enumerable: true,
-    configurable: true,
-  }]),
+  Object.entries(LAZY_OBJECT_META).map(([key, name], i) => {
+    const field = Number(key);
+    const bit = 1 << i;
+    return [field, {
+      get(this: object) {
+        const lazy = LazyCollectionsField.of(this);
+        if ((lazy.known & bit) !== 0) return lazy.values![i];
+        // A fault is thrown at every read, nothing being kept.
+        const value = decodeCollection(lazy, slotOf(lazy, field), name);
+        (lazy.values ??= [])[i] = value;
+        lazy.known |= bit;
+        return value;
+      },
+      set(this: object, value: unknown) {
+        checkAssignable(this, name);
+        const lazy = LazyCollectionsField.of(this);
+        (lazy.values ??= [])[i] = value;
+        lazy.known |= bit;
+      },
+      enumerable: true,
+      configurable: true,
+    }];
+  }),
 );
 
 /**
  * An ObjectMeta message `raw[start..end)` with its scalars decoded now and its collections when first read: each an
- * own enumerable property (in Go's field order) that turns into a plain value on first access, so that the object
- * still compares, copies and serializes as the fully decoded one. This needs the message in Go's order (ascending
- * field numbers, the collections after the scalars); otherwise everything is decoded now.
+ * own enumerable accessor (in Go's field order) that keeps its value once read, so that the object still compares,
+ * copies and serializes as the fully decoded one. This needs the message in Go's order (ascending field numbers, the
+ * collections after the scalars); otherwise everything is decoded now. `raw` must outlive the metadata (the object's
+ * own bytes, or a copy): the collections, and the `fieldsV1` of their `managedFields`, are read from it later.
  */
 export function lazyObjectMeta(
   raw: Uint8Array,
@@ -212,6 +230,7 @@ export function lazyObjectMeta(
   baseOffset: number,
   decode: ObjectDecoder,
 ): ObjectMeta {
+  decode = keptBytesDecoder(decode);
   const c = new ProtobufCursor(raw, start, baseOffset);
   // The collections present: [field number, start of its first occurrence, end of its last] each.
   const ranges: number[] = [];
@@ -231,7 +250,7 @@ export function lazyObjectMeta(
   }
   const metadata = decode(raw, start, ranges.length === 0 ? end : ranges[1], {}, baseOffset);
   if (ranges.length === 0) return metadata as ObjectMeta;
-  LazyCollectionsField.attach(metadata, { raw, baseOffset, decode, ranges });
+  LazyCollectionsField.attach(metadata, { raw, baseOffset, decode, ranges, known: 0, values: undefined });
   for (let k = 0; k < ranges.length; k += 3) {
     Object.defineProperty(metadata, LAZY_OBJECT_META[ranges[k]], LAZY_DESCRIPTORS[ranges[k]]);
   }
@@ -436,7 +455,11 @@ export class KubernetesObjectReader {
     }
     // Absent: what the full decoding makes of an empty one.
     if (start === -1) return decode(raw, raw.length, raw.length, {}, baseOffset) as ObjectMeta;
-    if (!lazy) return decode(raw, start, end, metadata ?? {}, baseOffset) as ObjectMeta;
+    if (!lazy) {
+      // Its embedded JSON (managedFields[].fieldsV1) is parsed when first read, from views of `raw` if that is kept.
+      const eager = copyFrom === undefined ? keptBytesDecoder(decode) : decode;
+      return eager(raw, start, end, metadata ?? {}, baseOffset) as ObjectMeta;
+    }
     if (copyFrom !== undefined) {
       const own = copyFrom.copy(raw, start, end);
       return lazyObjectMeta(own, 0, own.length, baseOffset + start, decode);

@@ -15,6 +15,7 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
+import { checkAssignable, Identity } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
 import type { JsonObject } from "./registry.ts";
@@ -33,10 +34,13 @@ const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 export class Cursor extends ProtobufCursor {
   /** Whether embedded JSON (`FieldsV1`, `RawExtension`) is parsed when first read rather than now (see {@linkcode setRawJson}). */
   readonly lazyJson: boolean;
+  /** Whether the bytes outlive the decoded values, so that JSON parsed later may be read from them, not from a copy. */
+  readonly keptBytes: boolean;
 
-  constructor(bytes: Uint8Array, start: number, baseOffset: number, lazyJson = false) {
+  constructor(bytes: Uint8Array, start: number, baseOffset: number, lazyJson = false, keptBytes = false) {
     super(bytes, start, baseOffset);
     this.lazyJson = lazyJson;
+    this.keptBytes = keptBytes;
   }
 
   /**
@@ -284,11 +288,12 @@ function parseRaw(b: Uint8Array, start: number, end: number, base: number, what:
 
 /**
  * Sets `o[key]` to a RawExtension/FieldsV1 field's JSON. With `c.lazyJson` (the metadata-only decoding of
- * `mode: "metadata"`), the JSON is parsed when the property is first read: it becomes an enumerable accessor
- * that replaces itself with the parsed value, so `JSON.stringify`, deep equality and spreading see the same value
- * as an eager decode, but an informer that never looks at `managedFields[].fieldsV1` never pays for parsing it
- * (it is most of the cost of a typical `metadata`). Its bytes are copied, so the input is not kept alive; bytes that
- * are not JSON then throw the `DecodeError` on that first read.
+ * `mode: "metadata"`), the JSON is parsed when the property is first read: an enumerable accessor that keeps the
+ * value once read or assigned (see runtime/lazy_property.ts), so `JSON.stringify`, deep equality and spreading see the
+ * same value as an eager decode, but an informer that never looks at `managedFields[].fieldsV1` never pays for
+ * parsing it (it is most of the cost of a typical `metadata`). It reads the cursor's bytes if they are kept
+ * (`c.keptBytes`), else a copy of its own, so that the input is not kept alive; bytes that are not JSON throw the
+ * `DecodeError` at each read.
  */
 export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, what: string): void {
   const raw = rawBounds(c, end, what);
@@ -301,24 +306,90 @@ export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, w
     o[key] = null;
     return;
   }
-  if (!c.lazyJson) {
+  const lazy = c.lazyJson ? LazyRawJsonField.of(o) : undefined;
+  if (!c.lazyJson || (lazy !== undefined && lazy.key !== key)) {
     o[key] = parseRaw(c.b, raw[0], raw[1], c.base, what);
     return;
   }
-  const bytes = c.b.slice(raw[0], raw[1]);
-  const base = c.base + raw[0];
-  Object.defineProperty(o, key, {
-    configurable: true,
-    enumerable: true,
-    get() {
-      const value = parseRaw(bytes, 0, bytes.length, base, what);
-      Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
-      return value;
-    },
-    set(value: unknown) {
-      Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
-    },
-  });
+  const kept = c.keptBytes;
+  const bytes = kept ? c.b : c.b.slice(raw[0], raw[1]);
+  const start = kept ? raw[0] : 0;
+  const base = kept ? c.base : c.base + raw[0];
+  if (lazy !== undefined) {
+    // Met again: the later bytes win, as in Go.
+    Object.assign(lazy, { bytes, start, end: start + raw[1] - raw[0], base, value: undefined, known: false });
+  } else {
+    LazyRawJsonField.attach(o, {
+      key,
+      what,
+      bytes,
+      start,
+      end: start + raw[1] - raw[0],
+      base,
+      value: undefined,
+      known: false,
+    });
+  }
+  Object.defineProperty(o, key, lazyRawJsonDescriptor(key));
+}
+
+/** What a lazily parsed RawExtension/FieldsV1 property reads, and its value once read or assigned. */
+interface LazyRawJson {
+  key: string;
+  what: string;
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+  base: number;
+  value: unknown;
+  known: boolean;
+}
+
+/** A {@linkcode LazyRawJson} as a private field of the object that holds the property (one per object). */
+class LazyRawJsonField extends Identity {
+  #lazy: LazyRawJson;
+
+  private constructor(target: object, lazy: LazyRawJson) {
+    super(target);
+    this.#lazy = lazy;
+  }
+
+  static attach(target: object, lazy: LazyRawJson): void {
+    new LazyRawJsonField(target, lazy);
+  }
+
+  static of(target: object): LazyRawJson | undefined {
+    return #lazy in target ? (target as LazyRawJsonField).#lazy : undefined;
+  }
+}
+
+const lazyRawJsonDescriptors = new Map<string, PropertyDescriptor>();
+
+/** The accessor pair of lazily parsed JSON under `key`, shared by all objects. */
+function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
+  let descriptor = lazyRawJsonDescriptors.get(key);
+  if (descriptor === undefined) {
+    descriptor = {
+      get(this: object) {
+        const lazy = LazyRawJsonField.of(this)!;
+        if (!lazy.known) {
+          lazy.value = parseRaw(lazy.bytes, lazy.start, lazy.end, lazy.base, lazy.what);
+          lazy.known = true;
+        }
+        return lazy.value;
+      },
+      set(this: object, value: unknown) {
+        checkAssignable(this, key);
+        const lazy = LazyRawJsonField.of(this)!;
+        lazy.value = value;
+        lazy.known = true;
+      },
+      enumerable: true,
+      configurable: true,
+    };
+    lazyRawJsonDescriptors.set(key, descriptor);
+  }
+  return descriptor;
 }
 const RAW_FIELDS = Uint8Array.of(0, 1);
 
@@ -352,7 +423,8 @@ export function decodeTop(
   target: JsonObject,
   baseOffset: number,
   lazyJson = false,
+  keptBytes = false,
 ): JsonObject {
-  const c = new Cursor(bytes, start, baseOffset, lazyJson);
+  const c = new Cursor(bytes, start, baseOffset, lazyJson, keptBytes);
   return decode(c, end, target);
 }
