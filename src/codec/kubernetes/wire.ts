@@ -15,7 +15,7 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
-import { checkAssignable, Identity } from "./runtime/lazy_property.ts";
+import { checkAssignable, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
 import type { JsonObject } from "./registry.ts";
@@ -306,7 +306,7 @@ export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, w
     o[key] = null;
     return;
   }
-  const lazy = c.lazyJson ? LazyRawJsonField.of(o) : undefined;
+  const lazy = c.lazyJson ? lazyRawJson.of(o) : undefined;
   if (!c.lazyJson || (lazy !== undefined && lazy.key !== key)) {
     o[key] = parseRaw(c.b, raw[0], raw[1], c.base, what);
     return;
@@ -319,7 +319,7 @@ export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, w
     // Met again: the later bytes win, as in Go.
     Object.assign(lazy, { bytes, start, end: start + raw[1] - raw[0], base, value: undefined, known: false });
   } else {
-    LazyRawJsonField.attach(o, {
+    lazyRawJson.attach(o, {
       key,
       what,
       bytes,
@@ -345,23 +345,8 @@ interface LazyRawJson {
   known: boolean;
 }
 
-/** A {@linkcode LazyRawJson} as a private field of the object that holds the property (one per object). */
-class LazyRawJsonField extends Identity {
-  #lazy: LazyRawJson;
-
-  private constructor(target: object, lazy: LazyRawJson) {
-    super(target);
-    this.#lazy = lazy;
-  }
-
-  static attach(target: object, lazy: LazyRawJson): void {
-    new LazyRawJsonField(target, lazy);
-  }
-
-  static of(target: object): LazyRawJson | undefined {
-    return #lazy in target ? (target as LazyRawJsonField).#lazy : undefined;
-  }
-}
+/** A {@linkcode LazyRawJson} on the object that holds the property (one per object). */
+const lazyRawJson = privateSlot<LazyRawJson>();
 
 const lazyRawJsonDescriptors = new Map<string, PropertyDescriptor>();
 
@@ -371,7 +356,7 @@ function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
   if (descriptor === undefined) {
     descriptor = {
       get(this: object) {
-        const lazy = LazyRawJsonField.of(this)!;
+        const lazy = lazyRawJson.of(this)!;
         if (!lazy.known) {
           lazy.value = parseRaw(lazy.bytes, lazy.start, lazy.end, lazy.base, lazy.what);
           lazy.known = true;
@@ -380,7 +365,7 @@ function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
       },
       set(this: object, value: unknown) {
         checkAssignable(this, key);
-        const lazy = LazyRawJsonField.of(this)!;
+        const lazy = lazyRawJson.of(this)!;
         lazy.value = value;
         lazy.known = true;
       },
