@@ -120,6 +120,12 @@ test("k8s protobuf, generated decoders: metadata mode's lazy properties read fro
   // structuredClone (postMessage to a Worker) and spreading copy the values.
   assert.deepEqual(structuredClone(await fresh()), expected);
   assert.deepEqual({ ...(await fresh()) }, expected);
+  // Through a Proxy (Vue's reactive, MobX) the accessors do not reach the object's own state: a TypeError that says
+  // what to do; a Proxy of a structuredClone reads as any plain object.
+  const proxied = new Proxy(await fresh(), {});
+  assert.throws(() => proxied.labels, /structuredClone/);
+  const cloneEntries = new Proxy(structuredClone(await fresh()), {}).managedFields as unknown[];
+  assert.deepEqual(new Proxy(cloneEntries[0] as object, {}), expected.managedFields[0]);
   // fieldsV1: decoded once, assignable like the collections.
   const entries = (await fresh()).managedFields as Record<string, unknown>[];
   assert.equal(typeof Object.getOwnPropertyDescriptor(entries[0], "fieldsV1")?.get, "function");

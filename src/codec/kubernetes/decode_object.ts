@@ -15,7 +15,7 @@ import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./re
 import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
-import { checkAssignable, privateSlot } from "./runtime/lazy_property.ts";
+import { checkAssignable, lazyState, privateSlot } from "./runtime/lazy_property.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -26,7 +26,8 @@ import type { FrameOwnership } from "../../framing/frame_splitter.ts";
  * its bytes) and `managedFields[].fieldsV1` are decoded when first read: own enumerable accessors that keep the value
  * once read or assigned, so the metadata still equals, copies (`structuredClone` too) and serializes as the full
  * decoding's, and reads the same when frozen (a fault in them is thrown at each read; assigning to them throws once
- * the object is frozen, as for a read-only property). The
+ * the object is frozen, as for a read-only property). Their state is the object's own, out of a Proxy's reach: a
+ * Proxy-based store (Vue's `reactive`, MobX) needs a plain copy, `structuredClone(metadata)`. The
  * objects of `ERROR` events (a `Status`) are always decoded in full, and so are the few built-in kinds that have no
  * metadata (`PodLogOptions` and the other subresource options, `SerializedReference`, `DeploymentRollback`).
  *
@@ -176,7 +177,7 @@ const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fr
     const bit = 1 << i;
     return [field, {
       get(this: object) {
-        const lazy = lazyCollections.of(this)!;
+        const lazy = lazyState(lazyCollections, this, name);
         if ((lazy.known & bit) !== 0) return lazy.values![i];
         // A fault is thrown at every read, nothing being kept.
         const value = decodeCollection(lazy, slotOf(lazy, field), name);
@@ -186,7 +187,7 @@ const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fr
       },
       set(this: object, value: unknown) {
         checkAssignable(this, name);
-        const lazy = lazyCollections.of(this)!;
+        const lazy = lazyState(lazyCollections, this, name);
         (lazy.values ??= [])[i] = value;
         lazy.known |= bit;
       },

@@ -15,7 +15,7 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
-import { checkAssignable, privateSlot } from "./runtime/lazy_property.ts";
+import { checkAssignable, lazyState, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
 import type { JsonObject } from "./registry.ts";
@@ -356,7 +356,7 @@ function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
   if (descriptor === undefined) {
     descriptor = {
       get(this: object) {
-        const lazy = lazyRawJson.of(this)!;
+        const lazy = lazyState(lazyRawJson, this, key);
         if (!lazy.known) {
           lazy.value = parseRaw(lazy.bytes, lazy.start, lazy.end, lazy.base, lazy.what);
           lazy.known = true;
@@ -365,7 +365,7 @@ function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
       },
       set(this: object, value: unknown) {
         checkAssignable(this, key);
-        const lazy = lazyRawJson.of(this)!;
+        const lazy = lazyState(lazyRawJson, this, key);
         lazy.value = value;
         lazy.known = true;
       },

@@ -61,3 +61,19 @@ export function checkAssignable(object: object, name: string): void {
     throw new TypeError(`Cannot assign to read only property '${name}' of a frozen object`);
   }
 }
+
+/**
+ * The state `slot` holds for the lazy property `name` of `target`. A lazy property's accessor runs with `this` set to
+ * whatever it was read through: a Proxy of the object (Vue's `reactive`, MobX) does not carry the object's private
+ * fields, so that case throws a TypeError that says what to do instead.
+ */
+export function lazyState<T>(slot: PrivateSlot<T>, target: object, name: string): T {
+  const state = slot.of(target);
+  if (state === undefined) {
+    throw new TypeError(
+      `'${name}' of a metadata-mode object decodes on first read from state the object itself holds, which a Proxy ` +
+        "of it (or another object) does not reach: give a Proxy-based store a plain copy, structuredClone(metadata)",
+    );
+  }
+  return state;
+}
