@@ -15,7 +15,7 @@ import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./re
 import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
-import { checkAssignable, lazyState, privateSlot } from "./runtime/lazy_property.ts";
+import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -132,34 +132,26 @@ const LAZY_OBJECT_META: Readonly<Record<number, string>> = {
 };
 
 /**
- * What a lazily decoded ObjectMeta needs to decode its collections: the bytes, [field, start, end] triples, and the
- * values of those read or assigned so far (`values[i]`, bit `i` of `known`, `i` the collection's index in
- * {@linkcode LAZY_OBJECT_META}).
+ * What a lazily decoded ObjectMeta needs to decode its collections: the bytes, and [field, start, end] triples; and
+ * their values read or assigned so far (the `i`-th for the `i`-th of {@linkcode LAZY_OBJECT_META}).
  */
-interface LazyCollections {
+interface LazyCollections extends LazyValues {
   raw: Uint8Array;
   baseOffset: number;
   decode: ObjectDecoder;
   ranges: number[];
-  known: number;
-  values: unknown[] | undefined;
 }
 
 /** A lazy ObjectMeta's {@linkcode LazyCollections}, on the metadata object itself. */
 const lazyCollections = privateSlot<LazyCollections>();
 
-/** The index of `field`'s collection in `lazy` (its triple is `ranges[3k..3k+3)`). */
-function slotOf(lazy: LazyCollections, field: number): number {
+/** Collection `name` (field number `field`) of a lazy ObjectMeta. */
+function decodeCollection(lazy: LazyCollections, field: number, name: string): unknown {
   const { ranges } = lazy;
   let k = 0;
-  while (ranges[3 * k] !== field) k++;
-  return k;
-}
-
-function decodeCollection(lazy: LazyCollections, k: number, name: string): unknown {
-  const { ranges } = lazy;
+  while (ranges[k] !== field) k += 3;
   try {
-    return lazy.decode(lazy.raw, ranges[3 * k + 1], ranges[3 * k + 2], {}, lazy.baseOffset)[name];
+    return lazy.decode(lazy.raw, ranges[k + 1], ranges[k + 2], {}, lazy.baseOffset)[name];
   } catch (error) {
     // Go reads a map entry's key and value up to the end of the ObjectMeta, not of the entry: one that runs past
     // the collection here may still be read there. The collections run to the ObjectMeta's end (nothing else may
@@ -169,32 +161,12 @@ function decodeCollection(lazy: LazyCollections, k: number, name: string): unkno
   }
 }
 
-// One accessor pair per collection, shared by all objects (no closures per object). The accessor stays: its value is
-// kept in the LazyCollections (see runtime/lazy_property.ts for why it does not become a data property).
+// The accessor pair of each collection, shared by all objects.
 const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fromEntries(
-  Object.entries(LAZY_OBJECT_META).map(([key, name], i) => {
-    const field = Number(key);
-    const bit = 1 << i;
-    return [field, {
-      get(this: object) {
-        const lazy = lazyState(lazyCollections, this, name);
-        if ((lazy.known & bit) !== 0) return lazy.values![i];
-        // A fault is thrown at every read, nothing being kept.
-        const value = decodeCollection(lazy, slotOf(lazy, field), name);
-        (lazy.values ??= [])[i] = value;
-        lazy.known |= bit;
-        return value;
-      },
-      set(this: object, value: unknown) {
-        checkAssignable(this, name);
-        const lazy = lazyState(lazyCollections, this, name);
-        (lazy.values ??= [])[i] = value;
-        lazy.known |= bit;
-      },
-      enumerable: true,
-      configurable: true,
-    }];
-  }),
+  Object.entries(LAZY_OBJECT_META).map(([key, name], i) => [
+    key,
+    lazyDescriptor(lazyCollections, name, i, (lazy) => decodeCollection(lazy, Number(key), name)),
+  ]),
 );
 
 /**

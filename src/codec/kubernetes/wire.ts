@@ -15,7 +15,7 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
-import { checkAssignable, lazyState, privateSlot } from "./runtime/lazy_property.ts";
+import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
 import type { JsonObject } from "./registry.ts";
@@ -315,34 +315,29 @@ export function setRawJson(o: JsonObject, key: string, c: Cursor, end: number, w
   const bytes = kept ? c.b : c.b.slice(raw[0], raw[1]);
   const start = kept ? raw[0] : 0;
   const base = kept ? c.base : c.base + raw[0];
-  if (lazy !== undefined) {
-    // Met again: the later bytes win, as in Go.
-    Object.assign(lazy, { bytes, start, end: start + raw[1] - raw[0], base, value: undefined, known: false });
-  } else {
-    lazyRawJson.attach(o, {
-      key,
-      what,
-      bytes,
-      start,
-      end: start + raw[1] - raw[0],
-      base,
-      value: undefined,
-      known: false,
-    });
-  }
+  const next: LazyRawJson = {
+    key,
+    what,
+    bytes,
+    start,
+    end: start + raw[1] - raw[0],
+    base,
+    known: 0,
+    values: undefined,
+  };
+  if (lazy === undefined) lazyRawJson.attach(o, next);
+  else Object.assign(lazy, next); // met again: the later bytes win, as in Go
   Object.defineProperty(o, key, lazyRawJsonDescriptor(key));
 }
 
-/** What a lazily parsed RawExtension/FieldsV1 property reads, and its value once read or assigned. */
-interface LazyRawJson {
+/** What a lazily parsed RawExtension/FieldsV1 property reads (its value, once read or assigned, is value 0). */
+interface LazyRawJson extends LazyValues {
   key: string;
   what: string;
   bytes: Uint8Array;
   start: number;
   end: number;
   base: number;
-  value: unknown;
-  known: boolean;
 }
 
 /** A {@linkcode LazyRawJson} on the object that holds the property (one per object). */
@@ -354,24 +349,7 @@ const lazyRawJsonDescriptors = new Map<string, PropertyDescriptor>();
 function lazyRawJsonDescriptor(key: string): PropertyDescriptor {
   let descriptor = lazyRawJsonDescriptors.get(key);
   if (descriptor === undefined) {
-    descriptor = {
-      get(this: object) {
-        const lazy = lazyState(lazyRawJson, this, key);
-        if (!lazy.known) {
-          lazy.value = parseRaw(lazy.bytes, lazy.start, lazy.end, lazy.base, lazy.what);
-          lazy.known = true;
-        }
-        return lazy.value;
-      },
-      set(this: object, value: unknown) {
-        checkAssignable(this, key);
-        const lazy = lazyState(lazyRawJson, this, key);
-        lazy.value = value;
-        lazy.known = true;
-      },
-      enumerable: true,
-      configurable: true,
-    };
+    descriptor = lazyDescriptor(lazyRawJson, key, 0, (l) => parseRaw(l.bytes, l.start, l.end, l.base, l.what));
     lazyRawJsonDescriptors.set(key, descriptor);
   }
   return descriptor;

@@ -52,14 +52,46 @@ export function privateSlot<T>(): PrivateSlot<T> {
   };
 }
 
+/** The values of an object's lazy properties, read or assigned so far: `values[i]` once bit `i` of `known` is set. */
+export interface LazyValues {
+  known: number;
+  values: unknown[] | undefined;
+}
+
 /**
- * Checks that `name` may be assigned on `object`, as for a data property: a frozen object's properties are read-only,
- * and assigning to one throws (as it does in strict code, which modules are).
+ * The accessor pair of lazy property `name`, the `i`-th of the objects that carry their state in `slot`: `compute` gives
+ * its value on the first read (a fault is thrown at every read, nothing being kept); the value read or assigned is kept
+ * in the state. Made once per property and shared by every object, so that objects get no closures of their own and V8
+ * shares their shapes.
  */
-export function checkAssignable(object: object, name: string): void {
-  if (Object.isFrozen(object)) {
-    throw new TypeError(`Cannot assign to read only property '${name}' of a frozen object`);
-  }
+export function lazyDescriptor<S extends LazyValues>(
+  slot: PrivateSlot<S>,
+  name: string,
+  i: number,
+  compute: (state: S) => unknown,
+): PropertyDescriptor {
+  const bit = 1 << i;
+  return {
+    get(this: object) {
+      const state = stateOf(slot, this, name);
+      if ((state.known & bit) !== 0) return state.values![i];
+      const value = compute(state);
+      (state.values ??= [])[i] = value;
+      state.known |= bit;
+      return value;
+    },
+    set(this: object, value: unknown) {
+      // Read-only once frozen, as a data property is (assigning to one throws in strict code, which modules are).
+      if (Object.isFrozen(this)) {
+        throw new TypeError(`Cannot assign to read only property '${name}' of a frozen object`);
+      }
+      const state = stateOf(slot, this, name);
+      (state.values ??= [])[i] = value;
+      state.known |= bit;
+    },
+    enumerable: true,
+    configurable: true,
+  };
 }
 
 /**
@@ -67,7 +99,7 @@ export function checkAssignable(object: object, name: string): void {
  * whatever it was read through: a Proxy of the object (Vue's `reactive`, MobX) does not carry the object's private
  * fields, so that case throws a TypeError that says what to do instead.
  */
-export function lazyState<T>(slot: PrivateSlot<T>, target: object, name: string): T {
+function stateOf<T>(slot: PrivateSlot<T>, target: object, name: string): T {
   const state = slot.of(target);
   if (state === undefined) {
     throw new TypeError(
