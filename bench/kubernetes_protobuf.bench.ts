@@ -14,10 +14,14 @@
  *   reference: not the default, so not judged against the target.
  * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object;
  *   and the whole event decoded in full vs in metadata mode, its object keeping a view of the frame or a copy of its
- *   bytes (what metadata mode does when keeping views of the reads would keep too much alive).
+ *   bytes (what metadata mode does when keeping views of the reads would keep too much alive); and in metadata mode
+ *   with `metadata` decoded whole at once (`core-event-meta-whole`: the issue's "decode apiVersion, kind and metadata
+ *   now" taken literally, where this mode leaves ObjectMeta's collections and `fieldsV1` to first read).
  * - reference, `framing-only`: the same framing stage and stream delivery with no decoding at all (one small object
  *   per frame): the floor under full mode; `framing-only-meta`: the same with frames that span reads left in pieces,
- *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode.
+ *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode; `framing-only-meta-copy`: that, and
+ *   each frame copied into a pool where metadata mode copies its object's bytes: the floor under metadata mode with
+ *   the default `inputViews: "bounded"`.
  *
  * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 128; see
  * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case.
@@ -33,10 +37,14 @@ import { KubernetesProtobufWatchDecoder, KubernetesProtobufWatchDecoderStream } 
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
-import { KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
+import { keptPieces, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/decode_object.ts";
+import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
+import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
+import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
+import { decodeTop } from "../src/codec/kubernetes/wire.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
-import { type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
+import { fillFrame, type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
 import { splitReads, streamOf } from "./data.ts";
 import {
@@ -86,7 +94,12 @@ function repeat(unit: Uint8Array, times: number): Uint8Array {
  * stream item per frame, nothing decoded.
  */
 class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes: number }> {
-  constructor(deferSpanning: boolean) {
+  /**
+   * `copy` (with `deferSpanning`): each frame's bytes also copied where metadata mode (`inputViews: "bounded"`, the
+   * default) copies its object's bytes, into the same kind of pool: a frame in a read too large to keep a view of, a
+   * frame whose pieces are. The object's bytes are the frame's but for a few dozen bytes of envelope.
+   */
+  constructor(deferSpanning: boolean, copy = false) {
     // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: core.ts re-exports that module whole).
     const splitter = new FrameSplitter({
       flagged: false,
@@ -94,9 +107,22 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
       keepPieces: true,
       deferSpanning,
     });
+    const pool = new BytePool();
+    // What metadata mode keeps of a frame: views where it may, else the frame assembled (if in pieces) and copied.
+    const keep = (frame: Uint8Array, ownership: FrameOwnership | "unfilled", pieces?: readonly Uint8Array[]) => {
+      if (ownership === "own") return frame.length;
+      if (ownership === "chunk" && mayKeepViews(frame.length, frame.buffer.byteLength)) return frame.length;
+      if (ownership === "unfilled") {
+        if (keptPieces(pieces!, 0, frame.length) !== undefined) return frame.length;
+        fillFrame(frame, pieces!);
+      }
+      return pool.copy(frame, 0, frame.length).length;
+    };
     super({
       push(chunk, emit) {
-        splitter.push(chunk, (frame) => emit({ type: "ADDED", bytes: frame.length }));
+        splitter.push(chunk, (frame, _flag, _offset, ownership, pieces) => {
+          emit({ type: "ADDED", bytes: copy ? keep(frame, ownership, pieces) : frame.length });
+        });
       },
       finish() {
         splitter.finish();
@@ -142,6 +168,33 @@ function objectBytes(frame: Uint8Array): { apiVersion: string; kind: string; byt
   return { apiVersion, kind, bytes: field(new ProtobufReader(unknown), 2) };
 }
 
+/**
+ * The issue's words for metadata mode, "decode apiVersion, kind and metadata now", taken literally: the built-in
+ * decoders, with ObjectMeta decoded whole as full mode decodes it (collections, `managedFields[].fieldsV1` parsed).
+ * The reader makes only its own ObjectMeta decoder lazy, so another function that does the same is decoded at once.
+ */
+const wholeObjectMeta: ObjectDecoder = (bytes, start, end, target, baseOffset) =>
+  decodeTop(m_ObjectMeta, bytes, start, end, target, baseOffset);
+const wholeMetadataDecoders: KubernetesProtobufDecoders = {
+  decoder: (apiVersion, kind) => builtinDecoders.decoder(apiVersion, kind),
+  objectMeta: builtinDecoders.objectMeta,
+  metadataDecoder(apiVersion, kind) {
+    const decoder = builtinDecoders.metadataDecoder(apiVersion, kind);
+    return decoder === builtinDecoders.objectMeta ? wholeObjectMeta : decoder;
+  },
+};
+
+/** Throws unless `reader` decodes the event's metadata whole: collections and fieldsV1 as data properties. */
+function checkWholeMetadata(reader: KubernetesObjectReader, event: Uint8Array): void {
+  const { metadata } = decodeWatchEventFrame(reader, event, 4, "own").object as {
+    metadata: Record<string, unknown> & { managedFields?: Record<string, unknown>[] };
+  };
+  const accessors = Object.entries(Object.getOwnPropertyDescriptors(metadata))
+    .concat((metadata.managedFields ?? []).flatMap((entry) => Object.entries(Object.getOwnPropertyDescriptors(entry))))
+    .filter(([, descriptor]) => !("value" in descriptor));
+  if (accessors.length > 0) throw new Error(`metadata decoded whole has accessors: ${accessors.map(([k]) => k)}`);
+}
+
 const sections: Section[] = [];
 const checks: Check[] = [];
 
@@ -160,6 +213,8 @@ for (const k of KINDS) {
   const eventBytes = frame.subarray(4);
   const fullReader = new KubernetesObjectReader({ decoders: builtinDecoders });
   const metaReader = new KubernetesObjectReader({ decoders: builtinDecoders, mode: "metadata" });
+  const wholeMetaReader = new KubernetesObjectReader({ decoders: wholeMetadataDecoders, mode: "metadata" });
+  checkWholeMetadata(wholeMetaReader, eventBytes);
   const coreEvents = (reader: KubernetesObjectReader, ownership: FrameOwnership) => () => {
     let n = 0;
     for (let i = 0; i < lines.length; i++) {
@@ -238,6 +293,11 @@ for (const k of KINDS) {
       run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true))),
     },
     {
+      name: "framing-only-meta-copy",
+      expect: events,
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, true))),
+    },
+    {
       name: "core-json",
       expect: lines.length,
       run: () => {
@@ -270,6 +330,7 @@ for (const k of KINDS) {
     { name: "core-event-meta-view", expect: lines.length, run: coreEvents(metaReader, "own") },
     { name: "core-event-meta-copy", expect: lines.length, run: coreEvents(metaReader, "borrowed") },
     { name: "core-event-meta-read", expect: lines.length, run: coreEventsRead(metaReader) },
+    { name: "core-event-meta-whole", expect: lines.length, run: coreEvents(wholeMetaReader, "own") },
   ];
   const t = await measure(cases, OPTIONS);
   const ms = (c: string) => median(t[c]);
@@ -282,6 +343,8 @@ for (const k of KINDS) {
   const metaView = pairedRatio(t, "core-event-full", "core-event-meta-view");
   const metaCopy = pairedRatio(t, "core-event-full", "core-event-meta-copy");
   const metaRead = pairedRatio(t, "core-event-full", "core-event-meta-read");
+  const metaWhole = pairedRatio(t, "core-event-full", "core-event-meta-whole");
+  const metaCopyFloor = pairedRatio(t, "pb", "framing-only-meta-copy");
   const jsonBatched = pairedRatio(t, "json", "json-batch");
   const vsJsonBatched = pairedRatio(t, "json-batch", "pb-batch");
   const metaVsPbBatched = pairedRatio(t, "pb-batch", "pb-meta-batch");
@@ -354,6 +417,12 @@ for (const k of KINDS) {
         pbBody,
         `${fmt.ratio(metaFloor)} vs full`,
       ),
+      streamRow(
+        "reference: the same, each frame also copied where metadata mode copies its object's bytes (reads too large to keep a view of): the floor under the default `inputViews`",
+        "framing-only-meta-copy",
+        pbBody,
+        `${fmt.ratio(metaCopyFloor)} vs full`,
+      ),
       coreRow("core, no streams: `JSON.parse` of each line", "core-json", "1.00x"),
       coreRow("core, no streams: generated decoder of the object", "core-pb", `${fmt.ratio(cores)} vs JSON.parse`),
       coreRow("core, no streams: the whole event (`decodeWatchEventFrame`), full mode", "core-event-full", "1.00x"),
@@ -371,6 +440,11 @@ for (const k of KINDS) {
         "core, no streams: metadata mode keeping a view, then reading `labels`, `annotations` and `ownerReferences` (decoded on first read)",
         "core-event-meta-read",
         `${fmt.ratio(metaRead)} vs full`,
+      ),
+      coreRow(
+        "core, no streams: metadata mode keeping a view, but `metadata` decoded whole at once, as full mode decodes it (the issue's words taken literally: nothing of it left to first read)",
+        "core-event-meta-whole",
+        `${fmt.ratio(metaWhole)} vs full`,
       ),
     ],
   });
