@@ -16,7 +16,8 @@
  *   and the whole event decoded in full vs in metadata mode, its object keeping a view of the frame or a copy of its
  *   bytes (what metadata mode does when keeping views of the reads would keep too much alive); and in metadata mode
  *   with `metadata` decoded whole at once (`core-event-meta-whole`: the issue's "decode apiVersion, kind and metadata
- *   now" taken literally, where this mode leaves ObjectMeta's collections and `fieldsV1` to first read).
+ *   now" taken literally, where this mode leaves ObjectMeta's collections and `fieldsV1` to first read); and the
+ *   whole event in full with every `fieldsV1` as if never seen before (`core-event-full-new-fieldsv1`).
  * - reference, `framing-only`: the same framing stage and stream delivery with no decoding at all (one small object
  *   per frame): the floor under full mode; `framing-only-meta`: the same with frames that span reads left in pieces,
  *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode; `framing-only-meta-copy`: that, and
@@ -24,7 +25,9 @@
  *   the default `inputViews: "bounded"`.
  *
  * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 128; see
- * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case.
+ * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case. So is each
+ * `managedFields[].fieldsV1`, built again from its recorded keys from its third sighting on
+ * (src/codec/kubernetes/runtime/repeated_json.ts); `core-event-full-new-fieldsv1` shows the other end.
  *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
  *
@@ -42,6 +45,7 @@ import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
 import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
 import { decodeTop } from "../src/codec/kubernetes/wire.ts";
+import { forgetRepeatedJson } from "../src/codec/kubernetes/runtime/repeated_json.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
 import { fillFrame, type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
@@ -222,6 +226,16 @@ for (const k of KINDS) {
     }
     return n;
   };
+  // Full mode as if each event's FieldsV1 bytes were new: what was recorded of them forgotten before each event (a
+  // generation count bumped: nothing else), so each is parsed and copied as a text seen for the first time.
+  const coreEventsNewFieldsV1 = () => {
+    let n = 0;
+    for (let i = 0; i < lines.length; i++) {
+      forgetRepeatedJson();
+      if (decodeWatchEventFrame(fullReader, eventBytes, 4, "chunk").object !== undefined) n++;
+    }
+    return n;
+  };
   // Metadata mode keeping a view, then reading what an informer's indexes read: the collections that decode on first
   // read, but managedFields.
   const coreEventsRead = (reader: KubernetesObjectReader) => () => {
@@ -327,6 +341,7 @@ for (const k of KINDS) {
     // The event decoders without streams or framing: full, and metadata mode keeping a view of the frame (as for a
     // frame whose reads are small enough to keep) or a copy of its bytes (as for one whose reads are not).
     { name: "core-event-full", expect: lines.length, run: coreEvents(fullReader, "chunk") },
+    { name: "core-event-full-new-fieldsv1", expect: lines.length, run: coreEventsNewFieldsV1 },
     { name: "core-event-meta-view", expect: lines.length, run: coreEvents(metaReader, "own") },
     { name: "core-event-meta-copy", expect: lines.length, run: coreEvents(metaReader, "borrowed") },
     { name: "core-event-meta-read", expect: lines.length, run: coreEventsRead(metaReader) },
@@ -425,6 +440,10 @@ for (const k of KINDS) {
       coreRow("core, no streams: `JSON.parse` of each line", "core-json", "1.00x"),
       coreRow("core, no streams: generated decoder of the object", "core-pb", `${fmt.ratio(cores)} vs JSON.parse`),
       coreRow("core, no streams: the whole event (`decodeWatchEventFrame`), full mode", "core-event-full", "1.00x"),
+      coreVsFull(
+        "core, no streams: full mode, each event's FieldsV1 bytes never seen before (what was recorded of earlier ones forgotten before each event, so none is built again from its shape)",
+        "core-event-full-new-fieldsv1",
+      ),
       coreVsFull(
         "core, no streams: the same in metadata mode, the object keeping a view of the frame",
         "core-event-meta-view",

@@ -13,6 +13,7 @@ import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtim
 import { envelope, len } from "./_protobuf.ts";
 import { fromHex } from "./_util.ts";
 import { readGoString } from "../src/codec/kubernetes/runtime/go_string.ts";
+import { forgetRepeatedJson, parseRepeatedJson } from "../src/codec/kubernetes/runtime/repeated_json.ts";
 import { base64Std, encodeTable } from "../src/codec/kubernetes/runtime/base64.ts";
 import { formatMicroTime, formatTime, ZERO_TIME_SECONDS } from "../src/codec/kubernetes/runtime/go_time.ts";
 import { formatDuration } from "../src/codec/kubernetes/runtime/go_duration.ts";
@@ -477,4 +478,155 @@ test("kubernetes runtime: any bytes read as Kubernetes CBOR give a value or a De
     }),
     { numRuns: 3000 },
   );
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// FieldsV1 JSON that repeats: parsed, then built again from its recorded shape
+
+/** `text` as UTF-8 at `offset` in a larger buffer, and `JSON.parse`'s reading of it (or what it throws). */
+function placed(text: string, offset: number): { buf: Uint8Array; start: number; end: number } {
+  const encoded = new TextEncoder().encode(text);
+  const buf = new Uint8Array(offset + encoded.length + 5).fill(0x20);
+  buf.set(encoded, offset);
+  return { buf, start: offset, end: offset + encoded.length };
+}
+
+/** Calls parseRepeatedJson `times` times on `text` (at several offsets) and checks each result against JSON.parse. */
+function checkRepeated(text: string, times = 4): void {
+  const expected = JSON.parse(text);
+  let previous: unknown;
+  for (let i = 0; i < times; i++) {
+    const { buf, start, end } = placed(text, i % 5);
+    const got = parseRepeatedJson(buf, start, end, lenientUtf8);
+    assert.deepStrictEqual(got, expected);
+    // the same keys in the same order, at every depth
+    assert.equal(JSON.stringify(got), JSON.stringify(expected));
+    if (expected !== null && typeof expected === "object") {
+      assert.notEqual(got, previous, "each call returns objects of its own");
+      // A caller's change to one result does not reach the next.
+      if (!Array.isArray(got)) (got as Record<string, unknown>)["f:changed by the caller"] = 1;
+    }
+    previous = got;
+  }
+}
+const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** FieldsV1-like text: objects of objects, keys from Kubernetes' prefixes plus awkward ones, duplicates allowed. */
+const fieldsV1Text: fc.Arbitrary<string> = fc.letrec<{ tree: string }>((tie) => ({
+  tree: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.constant("{}"),
+    fc.array(
+      fc.tuple(
+        fc.oneof(
+          fc.constantFrom(".", "f:metadata", "f:labels", "f:app", 'k:{"type":"Ready"}', 'v:"10.0.0.1/24"', "i:0"),
+          fc.constantFrom("__proto__", "0", "1", "10", "constructor", "é", "\u2028", "a\\b", ""),
+          fc.string({ maxLength: 12 }),
+        ),
+        tie("tree"),
+      ),
+      { minLength: 1, maxLength: 5 },
+    ).map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`),
+  ),
+})).tree;
+
+test("kubernetes runtime: FieldsV1 JSON parsed again and again equals JSON.parse each time, in objects of its own", () => {
+  fc.assert(fc.property(fieldsV1Text, (text) => checkRepeated(text)), { numRuns: 1500 });
+  // any JSON value (arrays, strings, numbers, nesting of every kind): never given a shape, still JSON.parse's
+  fc.assert(fc.property(fc.json(), (text) => checkRepeated(text)), { numRuns: 800 });
+});
+
+test("kubernetes runtime: FieldsV1 JSON with awkward keys and depths is built exactly as JSON.parse reads it", () => {
+  // `__proto__` stays an own property and the prototype stays Object.prototype.
+  const proto = '{"f:metadata":{"__proto__":{"f:x":{}},"f:y":{}}}';
+  checkRepeated(proto, 5);
+  for (let i = 0; i < 3; i++) {
+    const { buf, start, end } = placed(proto, 0);
+    const inner = (parseRepeatedJson(buf, start, end, lenientUtf8) as Record<string, Record<string, unknown>>)[
+      "f:metadata"
+    ];
+    assert.ok(Object.hasOwn(inner, "__proto__"));
+    assert.equal(Object.getPrototypeOf(inner), Object.prototype);
+  }
+  // integer-like keys come first (as JSON.parse orders them); duplicates keep the first place and the last value
+  checkRepeated('{"f:b":{},"1":{"f:c":{}},"0":{},"f:b":{"f:d":{}},"10":{}}', 5);
+  // deeper than the shapes kept (64), and just inside it
+  for (const depth of [63, 64, 65, 200]) checkRepeated(`${'{"f:a":'.repeat(depth)}{}${"}".repeat(depth)}`, 4);
+  // not a tree of objects: arrays, other values, a top-level value that is not an object
+  checkRepeated('{"f:a":{"f:b":[{},{}]},"f:padding":{}}', 4);
+  checkRepeated('{"f:a":{"f:b":null},"f:padding-padding":{}}', 4);
+  checkRepeated('["f:a","f:b","f:c","f:d","f:e"]', 4);
+  checkRepeated('"f:a string of more than sixteen bytes"', 4);
+  // ill-formed UTF-8 inside a key: the lenient decoding's U+FFFD, the same at every call
+  const bad = Uint8Array.from([
+    ...new TextEncoder().encode('{"f:a\xff'.slice(0, 5)),
+    0xff,
+    ...new TextEncoder().encode('":{},"f:bb":{}}'),
+  ]);
+  const expected = JSON.parse(lenientUtf8.decode(bad));
+  for (let i = 0; i < 4; i++) assert.deepStrictEqual(parseRepeatedJson(bad, 0, bad.length, lenientUtf8), expected);
+});
+
+test("kubernetes runtime: bytes that are not JSON throw at every call, never recorded", () => {
+  for (const text of ['{"f:metadata":{"f:labels":{}}', '{"f:metadata":{}} x', '\uFEFF{"f:metadata":{"f:a":{}}}']) {
+    const { buf, start, end } = placed(text, 1);
+    for (let i = 0; i < 4; i++) assert.throws(() => parseRepeatedJson(buf, start, end, lenientUtf8), SyntaxError);
+  }
+});
+
+test("kubernetes runtime: many FieldsV1 texts sharing the 256 slots never give another text's tree", () => {
+  // 3 000 distinct texts of a few lengths (most share a slot with others), each read three times in three orders.
+  const texts = Array.from(
+    { length: 3000 },
+    (_, i) => `{"f:metadata":{"f:labels":{"f:${(i * 2654435761 >>> 0).toString(36).padStart(7, "0")}":{}}},"f:n":{}}`,
+  );
+  for (const order of [1, -1, 1]) {
+    for (let k = 0; k < texts.length; k++) {
+      const i = order === 1 ? k : texts.length - 1 - k;
+      const { buf, start, end } = placed(texts[i], i % 4);
+      assert.deepStrictEqual(parseRepeatedJson(buf, start, end, lenientUtf8), JSON.parse(texts[i]));
+    }
+  }
+  // Two texts of one length that differ in a byte the slot's hash does not read share the slot: only the compare
+  // tells them apart, wherever that byte is.
+  const hashed = (n: number) => new Set([n >>> 1, n - 3, n >>> 2, (n * 3) >>> 2, (n * 7) >>> 3, 5]);
+  fc.assert(
+    fc.property(fieldsV1Text, fc.nat(), (text, pick) => {
+      const a = new TextEncoder().encode(text);
+      const letters = [...a.keys()].filter((i) => a[i] >= 0x61 && a[i] <= 0x7a && !hashed(a.length).has(i));
+      if (a.length < 16 || letters.length === 0) return;
+      const b = a.slice();
+      const k = letters[pick % letters.length];
+      b[k] = b[k] === 0x7a ? 0x79 : 0x7a;
+      const texts = [a, b].map((bytes) => new TextDecoder().decode(bytes));
+      // a recorded (seen twice), then b compared with it, recorded in its place, then each again
+      for (const i of [0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]) checkRepeated(texts[i], 1);
+    }),
+    { numRuns: 1500 },
+  );
+  // one text read many times between others that evict it, and after everything recorded is forgotten
+  for (let k = 0; k < 40; k++) {
+    checkRepeated(texts[k % 3], 1);
+    if (k % 10 === 9) forgetRepeatedJson();
+  }
+  for (let k = 0; k < 600; k++) checkRepeated(texts[k % 7], 2);
+});
+
+test("kubernetes runtime: a managedFields entry's JSON FieldsV1 decoded again and again, in full and metadata mode", () => {
+  const fieldsV1 =
+    '{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"web\\"}":{}}}}';
+  const entry = [...len(1, "kubectl"), ...len(6, "FieldsV1"), ...len(7, len(1, fieldsV1))];
+  const pod = [...len(1, [...len(1, "p"), ...len(17, entry)])];
+  const expected = [{ manager: "kubectl", fieldsType: "FieldsV1", fieldsV1: JSON.parse(fieldsV1) }];
+  const seen: unknown[] = [];
+  for (let i = 0; i < 4; i++) {
+    const full = builtinDecoders.decoder("v1", "Pod")!(Uint8Array.from(pod), 0, pod.length, {}, 0);
+    const managed = (full.metadata as { managedFields: { fieldsV1: Record<string, unknown> }[] }).managedFields;
+    assert.deepStrictEqual(managed, expected);
+    assert.ok(!seen.includes(managed[0].fieldsV1));
+    seen.push(managed[0].fieldsV1);
+    managed[0].fieldsV1["f:status"] = {}; // the caller's change stays in this event
+    const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), { mode: "metadata" });
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(lazy.metadata)).managedFields, expected);
+  }
 });

@@ -15,6 +15,7 @@ import { formatMicroTime, formatTime } from "./runtime/go_time.ts";
 import { formatDuration } from "./runtime/go_duration.ts";
 import { canonicalQuantity } from "./runtime/quantity.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "./runtime/kubernetes_cbor.ts";
+import { parseRepeatedJson } from "./runtime/repeated_json.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
@@ -280,6 +281,8 @@ function parseRaw(b: Uint8Array, start: number, end: number, base: number, what:
   // FieldsV1 bytes may be CBOR (objects stored as CBOR): its MarshalJSON turns them into JSON.
   if (what === "FieldsV1" && isCborFieldsV1(b[start])) return fieldsV1FromCbor(b, start, end, base);
   try {
+    // FieldsV1 repeats across events and objects: bytes seen before are built again from their recorded shape.
+    if (what === "FieldsV1") return parseRepeatedJson(b, start, end, lenient);
     return JSON.parse(lenient.decode(b.subarray(start, end)));
   } catch (cause) {
     throw new DecodeError("MESSAGE_INVALID", base + start, `protobuf: ${what}: raw bytes are not JSON`, { cause });
