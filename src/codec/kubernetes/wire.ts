@@ -278,12 +278,12 @@ function rawBounds(c: Cursor, end: number, what: string): [number, number] | und
 }
 
 function parseRaw(b: Uint8Array, start: number, end: number, base: number, what: string): unknown {
+  const fieldsV1 = what === "FieldsV1";
   // FieldsV1 bytes may be CBOR (objects stored as CBOR): its MarshalJSON turns them into JSON.
-  if (what === "FieldsV1" && isCborFieldsV1(b[start])) return fieldsV1FromCbor(b, start, end, base);
+  if (fieldsV1 && isCborFieldsV1(b[start])) return fieldsV1FromCbor(b, start, end, base);
   try {
     // FieldsV1 repeats across events and objects: bytes seen before are built again from their recorded shape.
-    if (what === "FieldsV1") return parseRepeatedJson(b, start, end, lenient);
-    return JSON.parse(lenient.decode(b.subarray(start, end)));
+    return fieldsV1 ? parseRepeatedJson(b, start, end, lenient) : JSON.parse(lenient.decode(b.subarray(start, end)));
   } catch (cause) {
     throw new DecodeError("MESSAGE_INVALID", base + start, `protobuf: ${what}: raw bytes are not JSON`, { cause });
   }

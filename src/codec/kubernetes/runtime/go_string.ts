@@ -5,6 +5,8 @@
  * @module
  */
 
+import { sameBytes } from "./same_bytes.ts";
+
 // Not fatal (fatal decoding is several times slower in Deno): the result holds U+FFFD only if the input is ill-formed
 // or spells U+FFFD itself, and then the Go-semantics path decodes it again. WHATWG's notion of well-formed UTF-8 is
 // Go's (no surrogates, no overlongs, nothing above U+10FFFF), so any other result is exactly Go's string.
@@ -113,32 +115,6 @@ function slotOf(bytes: Uint8Array, start: number, length: number, bits: number):
   hash = Math.imul(hash ^ bytes[start + ((length * 3) >>> 2)], 0x01000193);
   hash = Math.imul(hash ^ bytes[start + ((length * 7) >>> 3)], 0x01000193);
   return (hash ^ (hash >>> 15)) & ((1 << bits) - 1);
-}
-
-/** Whether this platform stores a Uint32Array's words little-endian (the tables' words are read that way). */
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-
-/**
- * True if `table[at:at+length]` equals `bytes[start:start+length]`: the bytes are compared rather than the string's code
- * units, since typed-array loads are the cheapest compare in every engine; with `words` (a DataView of `bytes`), four
- * at a time against the table's words (`table32`, the same memory as `table`; `at` is a multiple of 4).
- */
-function sameBytes(
-  table: Uint8Array,
-  table32: Uint32Array,
-  at: number,
-  bytes: Uint8Array,
-  start: number,
-  length: number,
-  words: DataView | undefined,
-): boolean {
-  let i = 0;
-  if (words !== undefined) {
-    const whole = length & ~3;
-    for (; i < whole; i += 4) if (table32[(at + i) >>> 2] !== words.getUint32(start + i, LITTLE_ENDIAN)) return false;
-  }
-  for (; i < length; i++) if (table[at + i] !== bytes[start + i]) return false;
-  return true;
 }
 
 /** ASCII bytes to a string in 8-byte String.fromCharCode chunks (no per-byte concatenation, no array). */

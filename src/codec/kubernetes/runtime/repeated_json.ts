@@ -28,6 +28,8 @@ const MIN_BYTES = 16;
 const MAX_BYTES = 4096;
 const MAX_DEPTH = 64;
 
+import { sameBytes } from "./same_bytes.ts";
+
 /** A tree of objects in preorder: each object's key count, and all keys in order (a key, then its value's object). */
 interface Shape {
   counts: Uint32Array;
@@ -36,8 +38,6 @@ interface Shape {
 
 /** Recorded bytes that do not make a tree of objects: they are parsed every time. */
 const NOT_A_TREE: Shape = { counts: new Uint32Array(0), keys: [] };
-
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /** Bumped by {@linkcode forgetRepeatedJson}: an entry of an earlier generation holds nothing. */
 let generation = 0;
@@ -58,13 +58,7 @@ class Entry {
   /** Whether the entry holds `b[start:start+length]`; compared four bytes at a time. */
   holds(b: Uint8Array, start: number, length: number): boolean {
     if (this.length !== length || this.generation !== generation) return false;
-    const view = new DataView(b.buffer, b.byteOffset + start, length);
-    const words = this.words;
-    const whole = length & ~3;
-    for (let i = 0; i < whole; i += 4) if (words[i >>> 2] !== view.getUint32(i, LITTLE_ENDIAN)) return false;
-    const bytes = this.bytes;
-    for (let i = whole; i < length; i++) if (bytes[i] !== b[start + i]) return false;
-    return true;
+    return sameBytes(this.bytes, this.words, 0, b, start, length, new DataView(b.buffer, b.byteOffset, b.byteLength));
   }
 
   /** Copies `b[start:start+length]` in (into a larger buffer if the entry's is too small). */
@@ -99,14 +93,13 @@ const candidates: (Entry | undefined)[] = new Array<Entry | undefined>(1 << SLOT
  */
 export function parseRepeatedJson(bytes: Uint8Array, start: number, end: number, decoder: TextDecoder): unknown {
   const length = end - start;
-  if (length < MIN_BYTES || length > MAX_BYTES) return JSON.parse(decoder.decode(bytes.subarray(start, end)));
+  if (length < MIN_BYTES || length > MAX_BYTES) return parse(bytes, start, end, decoder);
   const slot = slotOf(bytes, start, length);
   const r = recorded[slot];
   if (r !== undefined && r.holds(bytes, start, length)) {
-    const shape = r.shape!;
-    return shape === NOT_A_TREE ? JSON.parse(decoder.decode(bytes.subarray(start, end))) : build(shape);
+    return r.shape === NOT_A_TREE ? parse(bytes, start, end, decoder) : build(r.shape!);
   }
-  const value = JSON.parse(decoder.decode(bytes.subarray(start, end)));
+  const value = parse(bytes, start, end, decoder);
   // Parsed (bytes that are not JSON have thrown and left no trace).
   let c = candidates[slot];
   if (c !== undefined && c.holds(bytes, start, length)) {
@@ -120,6 +113,11 @@ export function parseRepeatedJson(bytes: Uint8Array, start: number, end: number,
   return value;
 }
 
+/** `JSON.parse` of `bytes[start:end)` as `decoder` decodes it. */
+function parse(bytes: Uint8Array, start: number, end: number, decoder: TextDecoder): unknown {
+  return JSON.parse(decoder.decode(bytes.subarray(start, end)));
+}
+
 /**
  * Forgets every recorded text and shape, so that the next call for any bytes is their first sighting (the buffers
  * stay, to be reused). For measuring what bytes that never repeat cost (the benchmark) and for tests; decoding never
@@ -129,7 +127,10 @@ export function forgetRepeatedJson(): void {
   generation++;
 }
 
-/** A slot for `length` (>= MIN_BYTES) bytes at `start`: a hash of the length and bytes spread over them. */
+/**
+ * A slot for `length` (>= MIN_BYTES) bytes at `start`: a hash of the length and bytes spread over them. Not the string
+ * tables' hash (go_string.ts), which reads the first and last bytes: a JSON object's are always `{` and `}`.
+ */
 function slotOf(b: Uint8Array, start: number, length: number): number {
   let hash = Math.imul(length ^ b[start + (length >>> 1)], 0x01000193);
   hash = Math.imul(hash ^ b[start + length - 3], 0x01000193);
