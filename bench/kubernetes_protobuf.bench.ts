@@ -12,6 +12,11 @@
  * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
  * - `pb-meta-views`: the same with `inputViews: "always"` (objects keep views of the reads, never copies), for
  *   reference: not the default, so not judged against the target.
+ * - `json-distinct`, `pb-distinct`, `pb-meta-distinct` (reference, not judged): the same three pipelines over copies of
+ *   the event that are each a distinct object, as in a real watch: the values that differ from one object to the next
+ *   (name or its random suffix, uid, resourceVersion; a Pod's IPs, container IDs and volume suffix; a Node's IPs,
+ *   provider, machine, system and boot IDs, pod CIDR) replaced in each copy by values of their own, of the same length
+ *   in both encodings (`distinctCopies`; `checkDistinct` decodes both bodies and compares every event first).
  * - cores, no streams: `JSON.parse` of each line already split vs the generated decoder over each frame's object;
  *   and the whole event decoded in full vs in metadata mode, its object keeping a view of the frame or a copy of its
  *   bytes (what metadata mode does when keeping views of the reads would keep too much alive); and in metadata mode
@@ -27,7 +32,8 @@
  * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 128; see
  * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case. So is each
  * `managedFields[].fieldsV1`, built again from its recorded keys from its third sighting on
- * (src/codec/kubernetes/runtime/repeated_json.ts); `core-event-full-new-fieldsv1` shows the other end.
+ * (src/codec/kubernetes/runtime/repeated_json.ts); `core-event-full-new-fieldsv1` shows the other end. The
+ * distinct-objects rows show a stream in between: the strings of each object's own values are new, the rest repeat.
  *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
  *
@@ -50,7 +56,7 @@ import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
 import { fillFrame, type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
-import { splitReads, streamOf } from "./data.ts";
+import { Rng, splitReads, streamOf } from "./data.ts";
 import {
   type Case,
   type Check,
@@ -68,10 +74,48 @@ import {
 } from "./harness.ts";
 
 const started = performance.now();
+/**
+ * Each kind's fixture, and the values in its object that differ from one object of the kind to the next in a real
+ * watch (name or its random suffix, uid, resourceVersion, and for Pods and Nodes their IPs, container IDs, volume
+ * suffixes, machine IDs): what the distinct-objects rows vary.
+ */
 const KINDS = [
-  { name: "Pod", file: "v1.Pod" },
-  { name: "ConfigMap (~31 KB of data)", file: "v1.ConfigMap" },
-  { name: "Node", file: "v1.Node" },
+  {
+    name: "Pod",
+    file: "v1.Pod",
+    unique: [
+      "x2k9p",
+      "375f739d-ecbf-497d-a3c8-2d76740c126a",
+      "48213377",
+      "9x7vq",
+      "10.244.2.17",
+      "7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a29180f",
+      "b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6",
+      "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+      "4f1c0a9e6b3d2c8f7e5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e",
+    ],
+  },
+  {
+    name: "ConfigMap (~31 KB of data)",
+    file: "v1.ConfigMap",
+    unique: ["web-config", "389df50c-9dd9-4f85-bdc1-a5ac07d30793", "48190012"],
+  },
+  {
+    name: "Node",
+    file: "v1.Node",
+    unique: [
+      "worker-2",
+      "2b01c92f-9e5d-4f73-9a4e-74d4ba5ed0ef",
+      "48213290",
+      "i-0a1b2c3d4e5f60718",
+      "192.168.10.22",
+      "192-168-10-22",
+      "ec2a1b2c3d4e5f60718293a4b5c6d7e8",
+      "ec2a1b2c-3d4e-5f60-7182-93a4b5c6d7e8",
+      "5b0f3c1e-8d2a-4f6b-9c7e-1a3d5f7b9e2c",
+      "10.244.2.0/24",
+    ],
+  },
 ];
 const JSON_BYTES = quick ? 1_000_000 : 6_000_000;
 const OPTIONS = quick ? { warmup: 1, rounds: 3, minSampleMs: 5 } : { warmup: 3, rounds: 15, minSampleMs: 40 };
@@ -84,6 +128,98 @@ function firstEvent(file: string): { frame: Uint8Array; line: Uint8Array } {
   const json = new Uint8Array(readFileSync(new URL(`${file}.json`, dir)));
   const length = new DataView(pb.buffer, pb.byteOffset).getUint32(0);
   return { frame: pb.slice(0, 4 + length), line: json.slice(0, json.indexOf(10) + 1) };
+}
+
+/** Where `pattern` occurs in `bytes`. */
+function occurrences(bytes: Uint8Array, pattern: Uint8Array): number[] {
+  const at: number[] = [];
+  outer: for (let i = 0; i + pattern.length <= bytes.length; i++) {
+    for (let j = 0; j < pattern.length; j++) if (bytes[i + j] !== pattern[j]) continue outer;
+    at.push(i);
+  }
+  return at;
+}
+
+/**
+ * `times` copies of the event `frame` and of the same event's JSON `line`, each copy a distinct object: every value of
+ * `unique` (ASCII of the same bytes in both) replaced, wherever it occurs, by one of its length that is the copy's own
+ * (digits by digits, `a`-`f` by `a`-`f`, other lowercase letters by lowercase letters, the rest kept). Same-length
+ * replacements change no protobuf length and need no JSON escape, so each copy of the frame still encodes the object its
+ * JSON line shows (`checkDistinct` decodes both to make sure).
+ */
+function distinctCopies(
+  frame: Uint8Array,
+  line: Uint8Array,
+  times: number,
+  unique: readonly string[],
+): { pb: Uint8Array; json: Uint8Array } {
+  const patterns = unique.map((u) => {
+    const bytes = new TextEncoder().encode(u);
+    const inFrame = occurrences(frame, bytes);
+    const inLine = occurrences(line, bytes);
+    if (inFrame.length === 0 || inFrame.length !== inLine.length) {
+      throw new Error(`${u}: ${inFrame.length} times in the frame, ${inLine.length} in the line`);
+    }
+    return { bytes, inFrame, inLine };
+  });
+  const pb = repeat(frame, times);
+  const json = repeat(line, times);
+  const rng = new Rng(7);
+  const value = new Uint8Array(64);
+  for (let i = 0; i < times; i++) {
+    for (const { bytes, inFrame, inLine } of patterns) {
+      for (let j = 0; j < bytes.length; j++) {
+        const c = bytes[j];
+        if (c >= 0x30 && c <= 0x39) value[j] = 0x30 + rng.int(10);
+        else if (c >= 0x61 && c <= 0x66) value[j] = 0x61 + rng.int(6);
+        else if (c >= 0x67 && c <= 0x7a) value[j] = 0x61 + rng.int(26);
+        else value[j] = c;
+      }
+      const v = value.subarray(0, bytes.length);
+      for (const at of inFrame) pb.set(v, i * frame.length + at);
+      for (const at of inLine) json.set(v, i * line.length + at);
+    }
+  }
+  return { pb, json };
+}
+
+/** `value` with every object's keys sorted: key order aside, the decoders' outputs then compare as strings. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = canonical((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/**
+ * Throws unless the protobuf body's events decode (in full, and in metadata mode) to the JSON body's events, and the
+ * objects' uids are all distinct: the check that {@linkcode distinctCopies} made what it says.
+ */
+async function checkDistinct(pbReads: Uint8Array[], jsonReads: Uint8Array[], events: number): Promise<void> {
+  const collect = async (stream: ReadableStream<unknown>) => {
+    const out: { type: string; object: { metadata: Record<string, unknown> } }[] = [];
+    for await (const e of stream) out.push(e as (typeof out)[number]);
+    return out;
+  };
+  const json = await collect(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream()));
+  const full = await collect(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+  const meta = await collect(
+    streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" })),
+  );
+  if (json.length !== events || full.length !== events || meta.length !== events) {
+    throw new Error(`distinct objects: ${json.length} JSON, ${full.length} and ${meta.length} protobuf events`);
+  }
+  const uids = new Set(json.map((e) => e.object.metadata.uid));
+  if (uids.size !== events) throw new Error(`distinct objects: ${uids.size} distinct uids in ${events} events`);
+  for (let i = 0; i < events; i++) {
+    const expected = JSON.stringify(canonical(json[i]));
+    if (JSON.stringify(canonical(full[i])) !== expected) throw new Error(`distinct objects: event ${i} differs`);
+    const metadata = JSON.stringify(canonical(meta[i].object.metadata));
+    if (metadata !== JSON.stringify(canonical(json[i].object.metadata))) {
+      throw new Error(`distinct objects: event ${i}'s metadata differs in metadata mode`);
+    }
+  }
 }
 
 function repeat(unit: Uint8Array, times: number): Uint8Array {
@@ -209,6 +345,10 @@ for (const k of KINDS) {
   const pbBody = repeat(frame, events);
   const jsonReads = splitReads(jsonBody);
   const pbReads = splitReads(pbBody);
+  const distinct = distinctCopies(frame, line, events, k.unique);
+  const distinctJsonReads = splitReads(distinct.json);
+  const distinctPbReads = splitReads(distinct.pb);
+  await checkDistinct(distinctPbReads, distinctJsonReads, events);
   const object = objectBytes(frame);
   const decode = builtinDecoders.decoder(object.apiVersion, object.kind)!;
   const lineText = new TextDecoder().decode(line);
@@ -287,6 +427,22 @@ for (const k of KINDS) {
             new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ mode: "metadata" })),
           ),
         ),
+    },
+    {
+      name: "json-distinct",
+      expect: events,
+      run: () => count(streamOf(distinctJsonReads).pipeThrough(new JsonWatchEventDecoderStream())),
+    },
+    {
+      name: "pb-distinct",
+      expect: events,
+      run: () => count(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
+    },
+    {
+      name: "pb-meta-distinct",
+      expect: events,
+      run: () =>
+        count(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
     },
     {
       name: "framing-only",
@@ -417,6 +573,24 @@ for (const k of KINDS) {
         1,
       ),
       judgedRow('batched: the same, `mode: "metadata"`', "pb-meta-batch", pbBody, metaVsPbBatched, "batched full", 5),
+      streamRow(
+        "distinct objects (each event's name, uid, resourceVersion, IPs, IDs its own, as in a real watch; not judged): JSON watch",
+        "json-distinct",
+        distinct.json,
+        `${fmt.ratio(pairedRatio(t, "json", "json-distinct"))} vs the repeated object's`,
+      ),
+      streamRow(
+        "distinct objects: protobuf watch (full)",
+        "pb-distinct",
+        distinct.pb,
+        `${fmt.ratio(pairedRatio(t, "json-distinct", "pb-distinct"))} vs their JSON`,
+      ),
+      streamRow(
+        'distinct objects: `mode: "metadata"`',
+        "pb-meta-distinct",
+        distinct.pb,
+        `${fmt.ratio(pairedRatio(t, "pb-distinct", "pb-meta-distinct"))} vs their full`,
+      ),
       streamRow(
         "reference: framing + stream delivery, nothing decoded (the floor under full mode)",
         "framing-only",
