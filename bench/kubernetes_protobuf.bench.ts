@@ -384,22 +384,27 @@ for (const k of KINDS) {
     return n;
   };
   log(`${k.name}: ${events} events; JSON ${line.length} B/event, protobuf ${frame.length} B/event`);
+  // The JSON watch, and the protobuf watch in full and in metadata mode, one event per stream item: cases `json`,
+  // `pb` and `pb-meta` with `suffix` appended, over `json` and `pb` (the same events' reads in both encodings).
+  const watchCases = (suffix: string, json: Uint8Array[], pb: Uint8Array[]): Case[] => [
+    {
+      name: `json${suffix}`,
+      expect: events,
+      run: () => count(streamOf(json).pipeThrough(new JsonWatchEventDecoderStream())),
+    },
+    {
+      name: `pb${suffix}`,
+      expect: events,
+      run: () => count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
+    },
+    {
+      name: `pb-meta${suffix}`,
+      expect: events,
+      run: () => count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
+    },
+  ];
   const cases: Case[] = [
-    {
-      name: "json",
-      expect: events,
-      run: () => count(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream())),
-    },
-    {
-      name: "pb",
-      expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
-    },
-    {
-      name: "pb-meta",
-      expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
-    },
+    ...watchCases("", jsonReads, pbReads),
     {
       name: "pb-meta-views",
       expect: events,
@@ -431,22 +436,7 @@ for (const k of KINDS) {
           ),
         ),
     },
-    {
-      name: "json-distinct",
-      expect: events,
-      run: () => count(streamOf(distinctJsonReads).pipeThrough(new JsonWatchEventDecoderStream())),
-    },
-    {
-      name: "pb-distinct",
-      expect: events,
-      run: () => count(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
-    },
-    {
-      name: "pb-meta-distinct",
-      expect: events,
-      run: () =>
-        count(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
-    },
+    ...watchCases("-distinct", distinctJsonReads, distinctPbReads),
     {
       name: "framing-only",
       expect: events,
