@@ -161,14 +161,14 @@ function distinctCopies(
     if (inFrame.length === 0 || inFrame.length !== inLine.length) {
       throw new Error(`${u}: ${inFrame.length} times in the frame, ${inLine.length} in the line`);
     }
-    return { bytes, inFrame, inLine };
+    // The copy's own value, written anew for each copy.
+    return { bytes, inFrame, inLine, value: new Uint8Array(bytes.length) };
   });
   const pb = repeat(frame, times);
   const json = repeat(line, times);
   const rng = new Rng(7);
-  const value = new Uint8Array(64);
   for (let i = 0; i < times; i++) {
-    for (const { bytes, inFrame, inLine } of patterns) {
+    for (const { bytes, inFrame, inLine, value } of patterns) {
       for (let j = 0; j < bytes.length; j++) {
         const c = bytes[j];
         if (c >= 0x30 && c <= 0x39) value[j] = 0x30 + rng.int(10);
@@ -176,9 +176,8 @@ function distinctCopies(
         else if (c >= 0x67 && c <= 0x7a) value[j] = 0x61 + rng.int(26);
         else value[j] = c;
       }
-      const v = value.subarray(0, bytes.length);
-      for (const at of inFrame) pb.set(v, i * frame.length + at);
-      for (const at of inLine) json.set(v, i * line.length + at);
+      for (const at of inFrame) pb.set(value, i * frame.length + at);
+      for (const at of inLine) json.set(value, i * line.length + at);
     }
   }
   return { pb, json };
