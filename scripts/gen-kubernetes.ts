@@ -246,7 +246,7 @@ function mapZero(t: Type, imports: Map<string, Set<string>>, self: string): stri
     case "special":
       return SPECIAL[t.ref!].zero;
     case "wrappedList":
-      return "[]"; // &ExtraValue{}: an empty, non-nil slice
+      return "emptyList()"; // &ExtraValue{}: an empty, non-nil slice
     default:
       return "0";
   }
@@ -280,14 +280,16 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
       const w = wireOf(e);
       const read = readExpr(e, uses, imports, self);
       const push =
-        `{ const v = ${read}; const a = ${o} as unknown[] | null | undefined; if (a) a.push(v); else ${o} = [v]; }`;
+        `{ const v = ${read}; const a = ${o} as unknown[] | null | undefined; if (a) a.push(v); else ${o} = listOf(v); }`;
+      uses.add("listOf");
       cases.push(`case ${(f.number << 3) | w}: ${push} break;`);
       if (w === 0) {
         // Packed encoding of a repeated scalar.
+        uses.add("emptyList");
         cases.push(
           `case ${
             (f.number << 3) | 2
-          }: { const e = c.len(end); let a = ${o} as unknown[] | null | undefined; if (!a) ${o} = a = []; while (c.pos < e) a.push(${
+          }: { const e = c.len(end); let a = ${o} as unknown[] | null | undefined; if (!a) ${o} = a = emptyList(); while (c.pos < e) a.push(${
             readExpr(e, uses, imports, self, "e")
           }); } break;`,
         );
@@ -300,6 +302,7 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
       // entry's other fields skipped by their wire types, and the reading going on at the entry's end.
       const kzero = k.kind === "string" ? '""' : "0";
       uses.add("setKey");
+      uses.add("emptyList"); // mapZero's, when a wrapped list is the value (imported only if the code calls it)
       cases.push(
         `case ${(f.number << 3) | 2}: { const e = c.len(end); let k: ${
           k.kind === "string" ? "string" : "number"

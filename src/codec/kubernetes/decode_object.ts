@@ -16,6 +16,7 @@ import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoder
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
+import { objectOfKind } from "./runtime/no_allocation_site.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -142,6 +143,18 @@ interface LazyCollections extends LazyValues {
   ranges: number[];
 }
 
+/** A {@linkcode LazyCollections} made by a constructor: a literal would have an allocation site V8 may pretenure. */
+class LazyCollectionsState implements LazyCollections {
+  known = 0;
+  values: unknown[] | undefined = undefined;
+  constructor(
+    readonly raw: Uint8Array,
+    readonly baseOffset: number,
+    readonly decode: ObjectDecoder,
+    readonly ranges: number[],
+  ) {}
+}
+
 /** A lazy ObjectMeta's {@linkcode LazyCollections}, on the metadata object itself. */
 const lazyCollections = privateSlot<LazyCollections>();
 
@@ -186,7 +199,7 @@ export function lazyObjectMeta(
   decode = keptBytesDecoder(decode);
   const c = new ProtobufCursor(raw, start, baseOffset);
   // The collections present: [field number, start of its first occurrence, end of its last] each.
-  const ranges: number[] = [];
+  const ranges = new Array<number>(); // not `[]`: see runtime/no_allocation_site.ts
   let last = 0;
   while (c.pos < end) {
     const at = c.pos;
@@ -203,7 +216,7 @@ export function lazyObjectMeta(
   }
   const metadata = decode(raw, start, ranges.length === 0 ? end : ranges[1], {}, baseOffset);
   if (ranges.length === 0) return metadata as ObjectMeta;
-  lazyCollections.attach(metadata, { raw, baseOffset, decode, ranges, known: 0, values: undefined });
+  lazyCollections.attach(metadata, new LazyCollectionsState(raw, baseOffset, decode, ranges));
   for (let k = 0; k < ranges.length; k += 3) {
     Object.defineProperty(metadata, LAZY_OBJECT_META[ranges[k]], LAZY_DESCRIPTORS[ranges[k]]);
   }
@@ -331,7 +344,7 @@ export class KubernetesObjectReader {
     }
     const decoder = this.decoderOf(apiVersion, kind);
     if (decoder !== undefined && (!this.metadataOnly || full)) {
-      return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
+      return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }
     // What field 1 is: the registry says for known kinds (null: no metadata); by convention ObjectMeta otherwise.
     const objectMeta = this.decoders.objectMeta;
@@ -339,7 +352,7 @@ export class KubernetesObjectReader {
     if (decoder === statusDecoder) metadataDecoder = listMetaDecoder;
     else if (decoder !== undefined) metadataDecoder = this.decoders.metadataDecoder(apiVersion, kind) ?? null;
     if (decoder !== undefined && metadataDecoder === null) {
-      return decoder(bytes, rawStart, rawEnd, { kind, apiVersion }, baseOffset);
+      return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }
     // Partial: metadata now, the bytes for later. A view of a chunk keeps the whole chunk alive (other events too)
     // for as long as the object lives, and views of the chunks a frame spans keep those: taken only within the bound
@@ -444,6 +457,6 @@ export class KubernetesObjectReader {
       );
     }
     // The envelope's type first (as the API server writes kind and apiVersion first); the JSON's own win.
-    return Object.assign({ kind, apiVersion }, value);
+    return Object.assign(objectOfKind(kind, apiVersion), value);
   }
 }

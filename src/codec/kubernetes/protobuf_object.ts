@@ -7,6 +7,7 @@
 import { concatBytes } from "../../bytes.ts";
 import type { ObjectMeta } from "../../events.ts";
 import type { JsonObject, ObjectDecoder } from "./registry.ts";
+import { objectOfKind } from "./runtime/no_allocation_site.ts";
 
 /**
  * What a {@linkcode KubernetesProtobufObject} is made of.
@@ -117,7 +118,7 @@ export class KubernetesProtobufObject {
    */
   decode(): JsonObject | undefined {
     if (this.#decoded !== undefined || this.#decoder === undefined) return this.#decoded;
-    const target: JsonObject = { kind: this.kind, apiVersion: this.apiVersion };
+    const target = objectOfKind(this.kind, this.apiVersion);
     const raw = this.raw;
     this.#decoded = this.#decoder(raw, 0, raw.length, target, this.#rawOffset);
     return this.#decoded;

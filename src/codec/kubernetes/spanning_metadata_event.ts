@@ -10,6 +10,7 @@ import { type KubernetesObjectReader, lazyObjectMeta } from "./decode_object.ts"
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject } from "./registry.ts";
 import { readGoString } from "./runtime/go_string.ts";
+import { watchEventOf } from "./runtime/no_allocation_site.ts";
 
 /** The bytes of a frame held in pieces, read at frame positions (`pos`), the piece last read cached. */
 class PiecesReader {
@@ -234,5 +235,5 @@ export function readSpanningMetadataEvent(
     rawOffset: baseOffset + rawStart,
     decoder,
   }) as unknown as JsonObject;
-  return { type, object } as WatchEvent<unknown>;
+  return watchEventOf(type, object);
 }

@@ -12,6 +12,7 @@ import { fillFrame } from "../../framing/frame_splitter.ts";
 import { readSpanningMetadataEvent } from "./spanning_metadata_event.ts";
 import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
+import { watchEventOf } from "./runtime/no_allocation_site.ts";
 
 const LEN = 2;
 
@@ -114,5 +115,5 @@ export function decodeWatchEventFrame(
       );
     }
   }
-  return { type, object } as WatchEvent<unknown>;
+  return watchEventOf(type, object);
 }

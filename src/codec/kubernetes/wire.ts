@@ -19,6 +19,8 @@ import { parseRepeatedJson } from "./runtime/repeated_json.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
+export { emptyList, listOf } from "./runtime/no_allocation_site.ts";
+import { emptyList } from "./runtime/no_allocation_site.ts";
 import type { JsonObject } from "./registry.ts";
 
 export type { JsonObject };
@@ -371,7 +373,7 @@ export function wrappedList(
   read: (c: Cursor, end: number) => unknown,
 ): unknown[] {
   const e = c.len(end);
-  const out: unknown[] = [];
+  const out = emptyList();
   while (c.pos < e) {
     const t = c.tag(e);
     if (t === item) out.push(read(c, e));

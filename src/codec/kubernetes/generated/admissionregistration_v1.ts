@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -174,7 +174,7 @@ export function m_MatchResources(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_NamedRuleWithOperations(c, c.len(end), {});
           const a = o.resourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceRules = [v];
+          else o.resourceRules = listOf(v);
         }
         break;
       case 34:
@@ -182,7 +182,7 @@ export function m_MatchResources(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_NamedRuleWithOperations(c, c.len(end), {});
           const a = o.excludeResourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.excludeResourceRules = [v];
+          else o.excludeResourceRules = listOf(v);
         }
         break;
       case 58:
@@ -269,7 +269,7 @@ export function m_MutatingAdmissionPolicyBindingList(c: Cursor, end: number, o: 
           const v = m_MutatingAdmissionPolicyBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -333,7 +333,7 @@ export function m_MutatingAdmissionPolicyList(c: Cursor, end: number, o: JsonObj
           const v = m_MutatingAdmissionPolicy(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -372,7 +372,7 @@ export function m_MutatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonObj
           const v = m_Variable(c, c.len(end), {});
           const a = o.variables as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.variables = [v];
+          else o.variables = listOf(v);
         }
         break;
       case 34:
@@ -380,7 +380,7 @@ export function m_MutatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonObj
           const v = m_Mutation(c, c.len(end), {});
           const a = o.mutations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.mutations = [v];
+          else o.mutations = listOf(v);
         }
         break;
       case 42:
@@ -391,7 +391,7 @@ export function m_MutatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonObj
           const v = m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       case 58:
@@ -431,7 +431,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_RuleWithOperations(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 34:
@@ -465,7 +465,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.admissionReviewVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.admissionReviewVersions = [v];
+          else o.admissionReviewVersions = listOf(v);
         }
         break;
       case 82:
@@ -476,7 +476,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       default:
@@ -510,7 +510,7 @@ export function m_MutatingWebhookConfiguration(c: Cursor, end: number, o: JsonOb
           const v = m_MutatingWebhook(c, c.len(end), {});
           const a = o.webhooks as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.webhooks = [v];
+          else o.webhooks = listOf(v);
         }
         break;
       default:
@@ -541,7 +541,7 @@ export function m_MutatingWebhookConfigurationList(c: Cursor, end: number, o: Js
           const v = m_MutatingWebhookConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -603,7 +603,7 @@ export function m_NamedRuleWithOperations(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.resourceNames as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceNames = [v];
+          else o.resourceNames = listOf(v);
         }
         break;
       case 18:
@@ -706,7 +706,7 @@ export function m_Rule(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.apiGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiGroups = [v];
+          else o.apiGroups = listOf(v);
         }
         break;
       case 18:
@@ -714,7 +714,7 @@ export function m_Rule(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.apiVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiVersions = [v];
+          else o.apiVersions = listOf(v);
         }
         break;
       case 26:
@@ -722,7 +722,7 @@ export function m_Rule(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       case 34:
@@ -752,7 +752,7 @@ export function m_RuleWithOperations(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.operations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.operations = [v];
+          else o.operations = listOf(v);
         }
         break;
       case 18:
@@ -816,7 +816,7 @@ export function m_TypeChecking(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_ExpressionWarning(c, c.len(end), {});
           const a = o.expressionWarnings as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.expressionWarnings = [v];
+          else o.expressionWarnings = listOf(v);
         }
         break;
       default:
@@ -904,7 +904,7 @@ export function m_ValidatingAdmissionPolicyBindingList(c: Cursor, end: number, o
           const v = m_ValidatingAdmissionPolicyBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -946,7 +946,7 @@ export function m_ValidatingAdmissionPolicyBindingSpec(c: Cursor, end: number, o
           const v = c.str(end);
           const a = o.validationActions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.validationActions = [v];
+          else o.validationActions = listOf(v);
         }
         break;
       default:
@@ -976,7 +976,7 @@ export function m_ValidatingAdmissionPolicyList(c: Cursor, end: number, o: JsonO
           const v = m_ValidatingAdmissionPolicy(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1015,7 +1015,7 @@ export function m_ValidatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonO
           const v = m_Validation(c, c.len(end), {});
           const a = o.validations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.validations = [v];
+          else o.validations = listOf(v);
         }
         break;
       case 34:
@@ -1026,7 +1026,7 @@ export function m_ValidatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonO
           const v = m_AuditAnnotation(c, c.len(end), {});
           const a = o.auditAnnotations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.auditAnnotations = [v];
+          else o.auditAnnotations = listOf(v);
         }
         break;
       case 50:
@@ -1034,7 +1034,7 @@ export function m_ValidatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonO
           const v = m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       case 58:
@@ -1042,7 +1042,7 @@ export function m_ValidatingAdmissionPolicySpec(c: Cursor, end: number, o: JsonO
           const v = m_Variable(c, c.len(end), {});
           const a = o.variables as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.variables = [v];
+          else o.variables = listOf(v);
         }
         break;
       default:
@@ -1079,7 +1079,7 @@ export function m_ValidatingAdmissionPolicyStatus(c: Cursor, end: number, o: Jso
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -1112,7 +1112,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = m_RuleWithOperations(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 34:
@@ -1146,7 +1146,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.admissionReviewVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.admissionReviewVersions = [v];
+          else o.admissionReviewVersions = listOf(v);
         }
         break;
       case 90:
@@ -1154,7 +1154,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       default:
@@ -1188,7 +1188,7 @@ export function m_ValidatingWebhookConfiguration(c: Cursor, end: number, o: Json
           const v = m_ValidatingWebhook(c, c.len(end), {});
           const a = o.webhooks as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.webhooks = [v];
+          else o.webhooks = listOf(v);
         }
         break;
       default:
@@ -1219,7 +1219,7 @@ export function m_ValidatingWebhookConfigurationList(c: Cursor, end: number, o: 
           const v = m_ValidatingWebhookConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_WebhookClientConfig as admissionregistration_v1_f_WebhookClientConfig,
@@ -50,7 +50,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = admissionregistration_v1_m_RuleWithOperations(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 34:
@@ -84,7 +84,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.admissionReviewVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.admissionReviewVersions = [v];
+          else o.admissionReviewVersions = listOf(v);
         }
         break;
       case 82:
@@ -95,7 +95,7 @@ export function m_MutatingWebhook(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = admissionregistration_v1_m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       default:
@@ -127,7 +127,7 @@ export function m_MutatingWebhookConfiguration(c: Cursor, end: number, o: JsonOb
           const v = m_MutatingWebhook(c, c.len(end), {});
           const a = o.webhooks as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.webhooks = [v];
+          else o.webhooks = listOf(v);
         }
         break;
       default:
@@ -158,7 +158,7 @@ export function m_MutatingWebhookConfigurationList(c: Cursor, end: number, o: Js
           const v = m_MutatingWebhookConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -197,7 +197,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = admissionregistration_v1_m_RuleWithOperations(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 34:
@@ -231,7 +231,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.admissionReviewVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.admissionReviewVersions = [v];
+          else o.admissionReviewVersions = listOf(v);
         }
         break;
       case 90:
@@ -239,7 +239,7 @@ export function m_ValidatingWebhook(c: Cursor, end: number, o: JsonObject): Json
           const v = admissionregistration_v1_m_MatchCondition(c, c.len(end), {});
           const a = o.matchConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchConditions = [v];
+          else o.matchConditions = listOf(v);
         }
         break;
       default:
@@ -271,7 +271,7 @@ export function m_ValidatingWebhookConfiguration(c: Cursor, end: number, o: Json
           const v = m_ValidatingWebhook(c, c.len(end), {});
           const a = o.webhooks as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.webhooks = [v];
+          else o.webhooks = listOf(v);
         }
         break;
       default:
@@ -302,7 +302,7 @@ export function m_ValidatingWebhookConfigurationList(c: Cursor, end: number, o: 
           const v = m_ValidatingWebhookConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -39,7 +39,7 @@ export function m_ServerStorageVersion(c: Cursor, end: number, o: JsonObject): J
           const v = c.str(end);
           const a = o.decodableVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.decodableVersions = [v];
+          else o.decodableVersions = listOf(v);
         }
         break;
       case 34:
@@ -47,7 +47,7 @@ export function m_ServerStorageVersion(c: Cursor, end: number, o: JsonObject): J
           const v = c.str(end);
           const a = o.servedVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.servedVersions = [v];
+          else o.servedVersions = listOf(v);
         }
         break;
       default:
@@ -157,7 +157,7 @@ export function m_StorageVersionList(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_StorageVersion(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -205,7 +205,7 @@ export function m_StorageVersionStatus(c: Cursor, end: number, o: JsonObject): J
           const v = m_ServerStorageVersion(c, c.len(end), {});
           const a = o.storageVersions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.storageVersions = [v];
+          else o.storageVersions = listOf(v);
         }
         break;
       case 18:
@@ -216,7 +216,7 @@ export function m_StorageVersionStatus(c: Cursor, end: number, o: JsonObject): J
           const v = m_StorageVersionCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:

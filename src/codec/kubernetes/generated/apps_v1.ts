@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, intOrString, type JsonObject, setRawJson, time } from "../wire.ts";
+import { type Cursor, decodeTop, intOrString, type JsonObject, listOf, setRawJson, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_PodTemplateSpec as core_v1_f_PodTemplateSpec,
@@ -65,7 +65,7 @@ export function m_ControllerRevisionList(c: Cursor, end: number, o: JsonObject):
           const v = m_ControllerRevision(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -173,7 +173,7 @@ export function m_DaemonSetList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_DaemonSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -290,7 +290,7 @@ export function m_DaemonSetStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_DaemonSetCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -437,7 +437,7 @@ export function m_DeploymentList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_Deployment(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -565,7 +565,7 @@ export function m_DeploymentStatus(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_DeploymentCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 64:
@@ -707,7 +707,7 @@ export function m_ReplicaSetList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_ReplicaSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -807,7 +807,7 @@ export function m_ReplicaSetStatus(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_ReplicaSetCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -989,7 +989,7 @@ export function m_StatefulSetList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_StatefulSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1088,7 +1088,7 @@ export function m_StatefulSetSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = core_v1_m_PersistentVolumeClaim(c, c.len(end), {});
           const a = o.volumeClaimTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeClaimTemplates = [v];
+          else o.volumeClaimTemplates = listOf(v);
         }
         break;
       case 42:
@@ -1204,7 +1204,7 @@ export function m_StatefulSetStatus(c: Cursor, end: number, o: JsonObject): Json
           const v = m_StatefulSetCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 88:

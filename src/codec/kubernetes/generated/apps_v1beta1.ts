@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_DeploymentStatus as apps_v1_f_DeploymentStatus,
@@ -78,7 +78,7 @@ export function m_DeploymentList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_Deployment(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -379,7 +379,7 @@ export function m_StatefulSetList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_StatefulSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -417,7 +417,7 @@ export function m_StatefulSetSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = core_v1_m_PersistentVolumeClaim(c, c.len(end), {});
           const a = o.volumeClaimTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeClaimTemplates = [v];
+          else o.volumeClaimTemplates = listOf(v);
         }
         break;
       case 42:
@@ -528,7 +528,7 @@ export function m_StatefulSetStatus(c: Cursor, end: number, o: JsonObject): Json
           const v = apps_v1_m_StatefulSetCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 88:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, time, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, time, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 
@@ -148,7 +148,7 @@ export function m_TokenRequestSpec(c: Cursor, end: number, o: JsonObject): JsonO
           const v = c.str(end);
           const a = o.audiences as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.audiences = [v];
+          else o.audiences = listOf(v);
         }
         break;
       case 32:
@@ -177,7 +177,7 @@ export function m_TokenRequestSpec(c: Cursor, end: number, o: JsonObject): JsonO
           let m = o.attestations as JsonObject | null | undefined;
           if (!m) o.attestations = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }
@@ -274,7 +274,7 @@ export function m_TokenReviewSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.audiences as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.audiences = [v];
+          else o.audiences = listOf(v);
         }
         break;
       default:
@@ -311,7 +311,7 @@ export function m_TokenReviewStatus(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.audiences as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.audiences = [v];
+          else o.audiences = listOf(v);
         }
         break;
       case 26:
@@ -360,7 +360,7 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.groups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.groups = [v];
+          else o.groups = listOf(v);
         }
         break;
       case 34:
@@ -379,7 +379,7 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_TokenReviewSpec as authentication_v1_f_TokenReviewSpec,
@@ -66,7 +66,7 @@ export function m_TokenReviewStatus(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.audiences as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.audiences = [v];
+          else o.audiences = listOf(v);
         }
         break;
       case 26:
@@ -115,7 +115,7 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.groups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.groups = [v];
+          else o.groups = listOf(v);
         }
         break;
       case 34:
@@ -134,7 +134,7 @@ export function m_UserInfo(c: Cursor, end: number, o: JsonObject): JsonObject {
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }

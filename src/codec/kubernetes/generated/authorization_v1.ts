@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ObjectMeta as meta_v1_f_ObjectMeta,
@@ -32,7 +32,7 @@ export function m_FieldSelectorAttributes(c: Cursor, end: number, o: JsonObject)
           const v = meta_v1_m_FieldSelectorRequirement(c, c.len(end), {});
           const a = o.requirements as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requirements = [v];
+          else o.requirements = listOf(v);
         }
         break;
       default:
@@ -66,7 +66,7 @@ export function m_LabelSelectorAttributes(c: Cursor, end: number, o: JsonObject)
           const v = meta_v1_m_LabelSelectorRequirement(c, c.len(end), {});
           const a = o.requirements as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requirements = [v];
+          else o.requirements = listOf(v);
         }
         break;
       default:
@@ -157,7 +157,7 @@ export function m_NonResourceRule(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 18:
@@ -165,7 +165,7 @@ export function m_NonResourceRule(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.nonResourceURLs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceURLs = [v];
+          else o.nonResourceURLs = listOf(v);
         }
         break;
       default:
@@ -275,7 +275,7 @@ export function m_ResourceRule(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 18:
@@ -283,7 +283,7 @@ export function m_ResourceRule(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.apiGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiGroups = [v];
+          else o.apiGroups = listOf(v);
         }
         break;
       case 26:
@@ -291,7 +291,7 @@ export function m_ResourceRule(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       case 34:
@@ -299,7 +299,7 @@ export function m_ResourceRule(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.resourceNames as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceNames = [v];
+          else o.resourceNames = listOf(v);
         }
         break;
       default:
@@ -500,7 +500,7 @@ export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.groups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.groups = [v];
+          else o.groups = listOf(v);
         }
         break;
       case 42:
@@ -519,7 +519,7 @@ export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject)
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }
@@ -599,7 +599,7 @@ export function m_SubjectRulesReviewStatus(c: Cursor, end: number, o: JsonObject
           const v = m_ResourceRule(c, c.len(end), {});
           const a = o.resourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceRules = [v];
+          else o.resourceRules = listOf(v);
         }
         break;
       case 18:
@@ -607,7 +607,7 @@ export function m_SubjectRulesReviewStatus(c: Cursor, end: number, o: JsonObject
           const v = m_NonResourceRule(c, c.len(end), {});
           const a = o.nonResourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceRules = [v];
+          else o.nonResourceRules = listOf(v);
         }
         break;
       case 24:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_SubjectAccessReviewStatus as authorization_v1_f_SubjectAccessReviewStatus,
@@ -119,7 +119,7 @@ export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.group as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.group = [v];
+          else o.group = listOf(v);
         }
         break;
       case 42:
@@ -138,7 +138,7 @@ export function m_SubjectAccessReviewSpec(c: Cursor, end: number, o: JsonObject)
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { f_ScaleSpec as apps_v1beta1_f_ScaleSpec, m_ScaleSpec as apps_v1beta1_m_ScaleSpec } from "./apps_v1beta1.ts";
 import {
@@ -94,7 +94,7 @@ export function m_HorizontalPodAutoscalerList(c: Cursor, end: number, o: JsonObj
           const v = m_HorizontalPodAutoscaler(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

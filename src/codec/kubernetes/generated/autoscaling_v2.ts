@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, quantity, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_CrossVersionObjectReference as autoscaling_v1_f_CrossVersionObjectReference,
@@ -253,7 +253,7 @@ export function m_HorizontalPodAutoscalerList(c: Cursor, end: number, o: JsonObj
           const v = m_HorizontalPodAutoscaler(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -295,7 +295,7 @@ export function m_HorizontalPodAutoscalerSpec(c: Cursor, end: number, o: JsonObj
           const v = m_MetricSpec(c, c.len(end), {});
           const a = o.metrics as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.metrics = [v];
+          else o.metrics = listOf(v);
         }
         break;
       case 42:
@@ -347,7 +347,7 @@ export function m_HorizontalPodAutoscalerStatus(c: Cursor, end: number, o: JsonO
           const v = m_MetricStatus(c, c.len(end), {});
           const a = o.currentMetrics as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.currentMetrics = [v];
+          else o.currentMetrics = listOf(v);
         }
         break;
       case 50:
@@ -355,7 +355,7 @@ export function m_HorizontalPodAutoscalerStatus(c: Cursor, end: number, o: JsonO
           const v = m_HorizontalPodAutoscalerCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -421,7 +421,7 @@ export function m_HPAScalingRules(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_HPAScalingPolicy(c, c.len(end), {});
           const a = o.policies as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.policies = [v];
+          else o.policies = listOf(v);
         }
         break;
       case 34:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, time } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_PodTemplateSpec as core_v1_f_PodTemplateSpec,
@@ -71,7 +71,7 @@ export function m_CronJobList(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_CronJob(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -149,7 +149,7 @@ export function m_CronJobStatus(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = core_v1_m_ObjectReference(c, c.len(end), {});
           const a = o.active as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.active = [v];
+          else o.active = listOf(v);
         }
         break;
       case 34:
@@ -265,7 +265,7 @@ export function m_JobList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Job(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -315,7 +315,7 @@ export function m_JobSchedulingConfiguration(c: Cursor, end: number, o: JsonObje
           const v = scheduling_v1alpha3_m_WorkloadPodGroupResourceClaim(c, c.len(end), {});
           const a = o.resourceClaims as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaims = [v];
+          else o.resourceClaims = listOf(v);
         }
         break;
       default:
@@ -421,7 +421,7 @@ export function m_JobStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_JobCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 18:
@@ -525,7 +525,7 @@ export function m_PodFailurePolicy(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_PodFailurePolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -559,14 +559,14 @@ export function m_PodFailurePolicyOnExitCodesRequirement(c: Cursor, end: number,
           const v = c.int32(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       case 26:
         {
           const e = c.len(end);
           let a = o.values as unknown[] | null | undefined;
-          if (!a) o.values = a = [];
+          if (!a) o.values = a = emptyList();
           while (c.pos < e) a.push(c.int32(e));
         }
         break;
@@ -633,7 +633,7 @@ export function m_PodFailurePolicyRule(c: Cursor, end: number, o: JsonObject): J
           const v = m_PodFailurePolicyOnPodConditionsPattern(c, c.len(end), {});
           const a = o.onPodConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.onPodConditions = [v];
+          else o.onPodConditions = listOf(v);
         }
         break;
       default:
@@ -661,7 +661,7 @@ export function m_SuccessPolicy(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_SuccessPolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -714,7 +714,7 @@ export function m_UncountedTerminatedPods(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.succeeded as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.succeeded = [v];
+          else o.succeeded = listOf(v);
         }
         break;
       case 18:
@@ -722,7 +722,7 @@ export function m_UncountedTerminatedPods(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.failed as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.failed = [v];
+          else o.failed = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, time, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, time, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -109,7 +109,7 @@ export function m_CertificateSigningRequestList(c: Cursor, end: number, o: JsonO
           const v = m_CertificateSigningRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -147,7 +147,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.usages as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.usages = [v];
+          else o.usages = listOf(v);
         }
         break;
       case 18:
@@ -169,7 +169,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.groups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.groups = [v];
+          else o.groups = listOf(v);
         }
         break;
       case 50:
@@ -188,7 +188,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }
@@ -219,7 +219,7 @@ export function m_CertificateSigningRequestStatus(c: Cursor, end: number, o: Jso
           const v = m_CertificateSigningRequestCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 18:
@@ -283,7 +283,7 @@ export function m_ClusterTrustBundleList(c: Cursor, end: number, o: JsonObject):
           const v = m_ClusterTrustBundle(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -376,7 +376,7 @@ export function m_PodCertificateRequestList(c: Cursor, end: number, o: JsonObjec
           const v = m_PodCertificateRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -480,7 +480,7 @@ export function m_PodCertificateRequestStatus(c: Cursor, end: number, o: JsonObj
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 18:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, wrappedList } from "../wire.ts";
+import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, wrappedList } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_CertificateSigningRequestStatus as certificates_v1_f_CertificateSigningRequestStatus,
@@ -71,7 +71,7 @@ export function m_CertificateSigningRequestList(c: Cursor, end: number, o: JsonO
           const v = m_CertificateSigningRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -109,7 +109,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.usages as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.usages = [v];
+          else o.usages = listOf(v);
         }
         break;
       case 18:
@@ -131,7 +131,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.groups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.groups = [v];
+          else o.groups = listOf(v);
         }
         break;
       case 50:
@@ -150,7 +150,7 @@ export function m_CertificateSigningRequestSpec(c: Cursor, end: number, o: JsonO
           let m = o.extra as JsonObject | null | undefined;
           if (!m) o.extra = m = {};
           const key = k;
-          const value = v === undefined ? [] : v;
+          const value = v === undefined ? emptyList() : v;
           if (key !== "__proto__") m[key] = value;
           else setKey(m, key, value);
         }
@@ -218,7 +218,7 @@ export function m_PodCertificateRequestList(c: Cursor, end: number, o: JsonObjec
           const v = m_PodCertificateRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

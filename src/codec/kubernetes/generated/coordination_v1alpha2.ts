@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, microTime } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, microTime } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -55,7 +55,7 @@ export function m_LeaseCandidateList(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_LeaseCandidate(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

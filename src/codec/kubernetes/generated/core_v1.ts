@@ -7,8 +7,10 @@
 import {
   type Cursor,
   decodeTop,
+  emptyList,
   intOrString,
   type JsonObject,
+  listOf,
   microTime,
   quantity,
   rawJson,
@@ -304,7 +306,7 @@ export function m_Capabilities(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.add as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.add = [v];
+          else o.add = listOf(v);
         }
         break;
       case 18:
@@ -312,7 +314,7 @@ export function m_Capabilities(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.drop as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.drop = [v];
+          else o.drop = listOf(v);
         }
         break;
       default:
@@ -339,7 +341,7 @@ export function m_CephFSPersistentVolumeSource(c: Cursor, end: number, o: JsonOb
           const v = c.str(end);
           const a = o.monitors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.monitors = [v];
+          else o.monitors = listOf(v);
         }
         break;
       case 18:
@@ -398,7 +400,7 @@ export function m_CephFSVolumeSource(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.monitors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.monitors = [v];
+          else o.monitors = listOf(v);
         }
         break;
       case 18:
@@ -645,7 +647,7 @@ export function m_ComponentStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_ComponentCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -676,7 +678,7 @@ export function m_ComponentStatusList(c: Cursor, end: number, o: JsonObject): Js
           const v = m_ComponentStatus(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -832,7 +834,7 @@ export function m_ConfigMapList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_ConfigMap(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -909,7 +911,7 @@ export function m_ConfigMapProjection(c: Cursor, end: number, o: JsonObject): Js
           const v = m_KeyToPath(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       case 32:
@@ -943,7 +945,7 @@ export function m_ConfigMapVolumeSource(c: Cursor, end: number, o: JsonObject): 
           const v = m_KeyToPath(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       case 24:
@@ -1017,7 +1019,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.command as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.command = [v];
+          else o.command = listOf(v);
         }
         break;
       case 34:
@@ -1025,7 +1027,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.args as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.args = [v];
+          else o.args = listOf(v);
         }
         break;
       case 42:
@@ -1040,7 +1042,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 154:
@@ -1048,7 +1050,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_EnvFromSource(c, c.len(end), {});
           const a = o.envFrom as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.envFrom = [v];
+          else o.envFrom = listOf(v);
         }
         break;
       case 58:
@@ -1056,7 +1058,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_EnvVar(c, c.len(end), {});
           const a = o.env as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.env = [v];
+          else o.env = listOf(v);
         }
         break;
       case 66:
@@ -1067,7 +1069,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerResizePolicy(c, c.len(end), {});
           const a = o.resizePolicy as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resizePolicy = [v];
+          else o.resizePolicy = listOf(v);
         }
         break;
       case 194:
@@ -1078,7 +1080,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerRestartRule(c, c.len(end), {});
           const a = o.restartPolicyRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.restartPolicyRules = [v];
+          else o.restartPolicyRules = listOf(v);
         }
         break;
       case 74:
@@ -1086,7 +1088,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_VolumeMount(c, c.len(end), {});
           const a = o.volumeMounts as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeMounts = [v];
+          else o.volumeMounts = listOf(v);
         }
         break;
       case 170:
@@ -1094,7 +1096,7 @@ export function m_Container(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_VolumeDevice(c, c.len(end), {});
           const a = o.volumeDevices as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeDevices = [v];
+          else o.volumeDevices = listOf(v);
         }
         break;
       case 82:
@@ -1215,7 +1217,7 @@ export function m_ContainerImage(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = c.str(end);
           const a = o.names as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.names = [v];
+          else o.names = listOf(v);
         }
         break;
       case 16:
@@ -1368,14 +1370,14 @@ export function m_ContainerRestartRuleOnExitCodes(c: Cursor, end: number, o: Jso
           const v = c.int32(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       case 18:
         {
           const e = c.len(end);
           let a = o.values as unknown[] | null | undefined;
-          if (!a) o.values = a = [];
+          if (!a) o.values = a = emptyList();
           while (c.pos < e) a.push(c.int32(e));
         }
         break;
@@ -1601,7 +1603,7 @@ export function m_ContainerStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_VolumeMountStatus(c, c.len(end), {});
           const a = o.volumeMounts as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeMounts = [v];
+          else o.volumeMounts = listOf(v);
         }
         break;
       case 106:
@@ -1612,7 +1614,7 @@ export function m_ContainerStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_ResourceStatus(c, c.len(end), {});
           const a = o.allocatedResourcesStatus as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.allocatedResourcesStatus = [v];
+          else o.allocatedResourcesStatus = listOf(v);
         }
         break;
       case 122:
@@ -1848,7 +1850,7 @@ export function m_DownwardAPIProjection(c: Cursor, end: number, o: JsonObject): 
           const v = m_DownwardAPIVolumeFile(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1914,7 +1916,7 @@ export function m_DownwardAPIVolumeSource(c: Cursor, end: number, o: JsonObject)
           const v = m_DownwardAPIVolumeFile(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       case 16:
@@ -2058,7 +2060,7 @@ export function m_Endpoints(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_EndpointSubset(c, c.len(end), {});
           const a = o.subsets as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subsets = [v];
+          else o.subsets = listOf(v);
         }
         break;
       default:
@@ -2089,7 +2091,7 @@ export function m_EndpointsList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_Endpoints(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -2118,7 +2120,7 @@ export function m_EndpointSubset(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_EndpointAddress(c, c.len(end), {});
           const a = o.addresses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.addresses = [v];
+          else o.addresses = listOf(v);
         }
         break;
       case 18:
@@ -2126,7 +2128,7 @@ export function m_EndpointSubset(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_EndpointAddress(c, c.len(end), {});
           const a = o.notReadyAddresses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.notReadyAddresses = [v];
+          else o.notReadyAddresses = listOf(v);
         }
         break;
       case 26:
@@ -2134,7 +2136,7 @@ export function m_EndpointSubset(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_EndpointPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       default:
@@ -2335,7 +2337,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.command as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.command = [v];
+          else o.command = listOf(v);
         }
         break;
       case 34:
@@ -2343,7 +2345,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.args as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.args = [v];
+          else o.args = listOf(v);
         }
         break;
       case 42:
@@ -2358,7 +2360,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_ContainerPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 154:
@@ -2366,7 +2368,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_EnvFromSource(c, c.len(end), {});
           const a = o.envFrom as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.envFrom = [v];
+          else o.envFrom = listOf(v);
         }
         break;
       case 58:
@@ -2374,7 +2376,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_EnvVar(c, c.len(end), {});
           const a = o.env as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.env = [v];
+          else o.env = listOf(v);
         }
         break;
       case 66:
@@ -2385,7 +2387,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_ContainerResizePolicy(c, c.len(end), {});
           const a = o.resizePolicy as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resizePolicy = [v];
+          else o.resizePolicy = listOf(v);
         }
         break;
       case 194:
@@ -2396,7 +2398,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_ContainerRestartRule(c, c.len(end), {});
           const a = o.restartPolicyRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.restartPolicyRules = [v];
+          else o.restartPolicyRules = listOf(v);
         }
         break;
       case 74:
@@ -2404,7 +2406,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_VolumeMount(c, c.len(end), {});
           const a = o.volumeMounts as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeMounts = [v];
+          else o.volumeMounts = listOf(v);
         }
         break;
       case 170:
@@ -2412,7 +2414,7 @@ export function m_EphemeralContainerCommon(c: Cursor, end: number, o: JsonObject
           const v = m_VolumeDevice(c, c.len(end), {});
           const a = o.volumeDevices as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeDevices = [v];
+          else o.volumeDevices = listOf(v);
         }
         break;
       case 82:
@@ -2623,7 +2625,7 @@ export function m_EventList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Event(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -2742,7 +2744,7 @@ export function m_ExecAction(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.command as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.command = [v];
+          else o.command = listOf(v);
         }
         break;
       default:
@@ -2769,7 +2771,7 @@ export function m_FCVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = c.str(end);
           const a = o.targetWWNs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.targetWWNs = [v];
+          else o.targetWWNs = listOf(v);
         }
         break;
       case 16:
@@ -2794,7 +2796,7 @@ export function m_FCVolumeSource(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = c.str(end);
           const a = o.wwids as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.wwids = [v];
+          else o.wwids = listOf(v);
         }
         break;
       default:
@@ -3195,7 +3197,7 @@ export function m_HostAlias(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.hostnames as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.hostnames = [v];
+          else o.hostnames = listOf(v);
         }
         break;
       default:
@@ -3296,7 +3298,7 @@ export function m_HTTPGetAction(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_HTTPHeader(c, c.len(end), {});
           const a = o.httpHeaders as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.httpHeaders = [v];
+          else o.httpHeaders = listOf(v);
         }
         break;
       case 50:
@@ -3443,7 +3445,7 @@ export function m_ISCSIPersistentVolumeSource(c: Cursor, end: number, o: JsonObj
           const v = c.str(end);
           const a = o.portals as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.portals = [v];
+          else o.portals = listOf(v);
         }
         break;
       case 64:
@@ -3523,7 +3525,7 @@ export function m_ISCSIVolumeSource(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.portals as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.portals = [v];
+          else o.portals = listOf(v);
         }
         break;
       case 64:
@@ -3823,7 +3825,7 @@ export function m_LimitRangeList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_LimitRange(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -3852,7 +3854,7 @@ export function m_LimitRangeSpec(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_LimitRangeItem(c, c.len(end), {});
           const a = o.limits as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.limits = [v];
+          else o.limits = listOf(v);
         }
         break;
       default:
@@ -3886,14 +3888,14 @@ export function m_LinuxContainerUser(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.int64(end);
           const a = o.supplementalGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.supplementalGroups = [v];
+          else o.supplementalGroups = listOf(v);
         }
         break;
       case 26:
         {
           const e = c.len(end);
           let a = o.supplementalGroups as unknown[] | null | undefined;
-          if (!a) o.supplementalGroups = a = [];
+          if (!a) o.supplementalGroups = a = emptyList();
           while (c.pos < e) a.push(c.int64(e));
         }
         break;
@@ -3926,7 +3928,7 @@ export function m_List(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = rawJson(c, end, "RawExtension");
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -3972,7 +3974,7 @@ export function m_LoadBalancerIngress(c: Cursor, end: number, o: JsonObject): Js
           const v = m_PortStatus(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       default:
@@ -3999,7 +4001,7 @@ export function m_LoadBalancerStatus(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_LoadBalancerIngress(c, c.len(end), {});
           const a = o.ingress as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ingress = [v];
+          else o.ingress = listOf(v);
         }
         break;
       default:
@@ -4187,7 +4189,7 @@ export function m_NamespaceList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_Namespace(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -4216,7 +4218,7 @@ export function m_NamespaceSpec(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = c.str(end);
           const a = o.finalizers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.finalizers = [v];
+          else o.finalizers = listOf(v);
         }
         break;
       default:
@@ -4250,7 +4252,7 @@ export function m_NamespaceStatus(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_NamespaceCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -4376,7 +4378,7 @@ export function m_NodeAffinity(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_PreferredSchedulingTerm(c, c.len(end), {});
           const a = o.preferredDuringSchedulingIgnoredDuringExecution as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.preferredDuringSchedulingIgnoredDuringExecution = [v];
+          else o.preferredDuringSchedulingIgnoredDuringExecution = listOf(v);
         }
         break;
       default:
@@ -4462,7 +4464,7 @@ export function m_NodeAllocatableResourceClaimStatus(c: Cursor, end: number, o: 
           const v = c.str(end);
           const a = o.containers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.containers = [v];
+          else o.containers = listOf(v);
         }
         break;
       case 34:
@@ -4470,7 +4472,7 @@ export function m_NodeAllocatableResourceClaimStatus(c: Cursor, end: number, o: 
           const v = m_NodeAllocatableMappedResources(c, c.len(end), {});
           const a = o.mapping as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.mapping = [v];
+          else o.mapping = listOf(v);
         }
         break;
       case 42:
@@ -4478,7 +4480,7 @@ export function m_NodeAllocatableResourceClaimStatus(c: Cursor, end: number, o: 
           const v = m_NodeAllocatableOverheadResources(c, c.len(end), {});
           const a = o.overhead as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.overhead = [v];
+          else o.overhead = listOf(v);
         }
         break;
       default:
@@ -4660,7 +4662,7 @@ export function m_NodeList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Node(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -4689,7 +4691,7 @@ export function m_NodePodPreemptionPolicy(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.disableResizePreemption as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.disableResizePreemption = [v];
+          else o.disableResizePreemption = listOf(v);
         }
         break;
       default:
@@ -4793,7 +4795,7 @@ export function m_NodeSelector(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_NodeSelectorTerm(c, c.len(end), {});
           const a = o.nodeSelectorTerms as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nodeSelectorTerms = [v];
+          else o.nodeSelectorTerms = listOf(v);
         }
         break;
       default:
@@ -4827,7 +4829,7 @@ export function m_NodeSelectorRequirement(c: Cursor, end: number, o: JsonObject)
           const v = c.str(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       default:
@@ -4856,7 +4858,7 @@ export function m_NodeSelectorTerm(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_NodeSelectorRequirement(c, c.len(end), {});
           const a = o.matchExpressions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchExpressions = [v];
+          else o.matchExpressions = listOf(v);
         }
         break;
       case 18:
@@ -4864,7 +4866,7 @@ export function m_NodeSelectorTerm(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_NodeSelectorRequirement(c, c.len(end), {});
           const a = o.matchFields as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchFields = [v];
+          else o.matchFields = listOf(v);
         }
         break;
       default:
@@ -4898,7 +4900,7 @@ export function m_NodeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.podCIDRs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podCIDRs = [v];
+          else o.podCIDRs = listOf(v);
         }
         break;
       case 26:
@@ -4920,7 +4922,7 @@ export function m_NodeSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Taint(c, c.len(end), {});
           const a = o.taints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.taints = [v];
+          else o.taints = listOf(v);
         }
         break;
       case 50:
@@ -5013,7 +5015,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_NodeCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 42:
@@ -5021,7 +5023,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_NodeAddress(c, c.len(end), {});
           const a = o.addresses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.addresses = [v];
+          else o.addresses = listOf(v);
         }
         break;
       case 50:
@@ -5039,7 +5041,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_ContainerImage(c, c.len(end), {});
           const a = o.images as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.images = [v];
+          else o.images = listOf(v);
         }
         break;
       case 74:
@@ -5047,7 +5049,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.volumesInUse as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumesInUse = [v];
+          else o.volumesInUse = listOf(v);
         }
         break;
       case 82:
@@ -5055,7 +5057,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_AttachedVolume(c, c.len(end), {});
           const a = o.volumesAttached as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumesAttached = [v];
+          else o.volumesAttached = listOf(v);
         }
         break;
       case 90:
@@ -5066,7 +5068,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_NodeRuntimeHandler(c, c.len(end), {});
           const a = o.runtimeHandlers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.runtimeHandlers = [v];
+          else o.runtimeHandlers = listOf(v);
         }
         break;
       case 106:
@@ -5077,7 +5079,7 @@ export function m_NodeStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.declaredFeatures as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.declaredFeatures = [v];
+          else o.declaredFeatures = listOf(v);
         }
         break;
       default:
@@ -5405,7 +5407,7 @@ export function m_PersistentVolumeClaimList(c: Cursor, end: number, o: JsonObjec
           const v = m_PersistentVolumeClaim(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -5434,7 +5436,7 @@ export function m_PersistentVolumeClaimSpec(c: Cursor, end: number, o: JsonObjec
           const v = c.str(end);
           const a = o.accessModes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.accessModes = [v];
+          else o.accessModes = listOf(v);
         }
         break;
       case 34:
@@ -5505,7 +5507,7 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           const v = c.str(end);
           const a = o.accessModes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.accessModes = [v];
+          else o.accessModes = listOf(v);
         }
         break;
       case 26:
@@ -5534,7 +5536,7 @@ export function m_PersistentVolumeClaimStatus(c: Cursor, end: number, o: JsonObj
           const v = m_PersistentVolumeClaimCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 42:
@@ -5676,7 +5678,7 @@ export function m_PersistentVolumeList(c: Cursor, end: number, o: JsonObject): J
           const v = m_PersistentVolume(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -5874,7 +5876,7 @@ export function m_PersistentVolumeSpec(c: Cursor, end: number, o: JsonObject): J
           const v = c.str(end);
           const a = o.accessModes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.accessModes = [v];
+          else o.accessModes = listOf(v);
         }
         break;
       case 34:
@@ -5899,7 +5901,7 @@ export function m_PersistentVolumeSpec(c: Cursor, end: number, o: JsonObject): J
           const v = c.str(end);
           const a = o.mountOptions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.mountOptions = [v];
+          else o.mountOptions = listOf(v);
         }
         break;
       case 66:
@@ -6040,7 +6042,7 @@ export function m_PodAffinity(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_PodAffinityTerm(c, c.len(end), {});
           const a = o.requiredDuringSchedulingIgnoredDuringExecution as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requiredDuringSchedulingIgnoredDuringExecution = [v];
+          else o.requiredDuringSchedulingIgnoredDuringExecution = listOf(v);
         }
         break;
       case 18:
@@ -6048,7 +6050,7 @@ export function m_PodAffinity(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_WeightedPodAffinityTerm(c, c.len(end), {});
           const a = o.preferredDuringSchedulingIgnoredDuringExecution as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.preferredDuringSchedulingIgnoredDuringExecution = [v];
+          else o.preferredDuringSchedulingIgnoredDuringExecution = listOf(v);
         }
         break;
       default:
@@ -6082,7 +6084,7 @@ export function m_PodAffinityTerm(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.namespaces as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.namespaces = [v];
+          else o.namespaces = listOf(v);
         }
         break;
       case 26:
@@ -6100,7 +6102,7 @@ export function m_PodAffinityTerm(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.matchLabelKeys as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchLabelKeys = [v];
+          else o.matchLabelKeys = listOf(v);
         }
         break;
       case 50:
@@ -6108,7 +6110,7 @@ export function m_PodAffinityTerm(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.mismatchLabelKeys as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.mismatchLabelKeys = [v];
+          else o.mismatchLabelKeys = listOf(v);
         }
         break;
       default:
@@ -6136,7 +6138,7 @@ export function m_PodAntiAffinity(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_PodAffinityTerm(c, c.len(end), {});
           const a = o.requiredDuringSchedulingIgnoredDuringExecution as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requiredDuringSchedulingIgnoredDuringExecution = [v];
+          else o.requiredDuringSchedulingIgnoredDuringExecution = listOf(v);
         }
         break;
       case 18:
@@ -6144,7 +6146,7 @@ export function m_PodAntiAffinity(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_WeightedPodAffinityTerm(c, c.len(end), {});
           const a = o.preferredDuringSchedulingIgnoredDuringExecution as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.preferredDuringSchedulingIgnoredDuringExecution = [v];
+          else o.preferredDuringSchedulingIgnoredDuringExecution = listOf(v);
         }
         break;
       default:
@@ -6362,7 +6364,7 @@ export function m_PodDNSConfig(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.nameservers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nameservers = [v];
+          else o.nameservers = listOf(v);
         }
         break;
       case 18:
@@ -6370,7 +6372,7 @@ export function m_PodDNSConfig(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.searches as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.searches = [v];
+          else o.searches = listOf(v);
         }
         break;
       case 26:
@@ -6378,7 +6380,7 @@ export function m_PodDNSConfig(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_PodDNSConfigOption(c, c.len(end), {});
           const a = o.options as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.options = [v];
+          else o.options = listOf(v);
         }
         break;
       default:
@@ -6469,7 +6471,7 @@ export function m_PodExecOptions(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = c.str(end);
           const a = o.command as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.command = [v];
+          else o.command = listOf(v);
         }
         break;
       default:
@@ -6497,7 +6499,7 @@ export function m_PodExtendedResourceClaimStatus(c: Cursor, end: number, o: Json
           const v = m_ContainerExtendedResourceRequest(c, c.len(end), {});
           const a = o.requestMappings as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requestMappings = [v];
+          else o.requestMappings = listOf(v);
         }
         break;
       case 18:
@@ -6555,7 +6557,7 @@ export function m_PodList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Pod(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -6676,14 +6678,14 @@ export function m_PodPortForwardOptions(c: Cursor, end: number, o: JsonObject): 
           const v = c.int32(end);
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 10:
         {
           const e = c.len(end);
           let a = o.ports as unknown[] | null | undefined;
-          if (!a) o.ports = a = [];
+          if (!a) o.ports = a = emptyList();
           while (c.pos < e) a.push(c.int32(e));
         }
         break;
@@ -6879,14 +6881,14 @@ export function m_PodSecurityContext(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.int64(end);
           const a = o.supplementalGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.supplementalGroups = [v];
+          else o.supplementalGroups = listOf(v);
         }
         break;
       case 34:
         {
           const e = c.len(end);
           let a = o.supplementalGroups as unknown[] | null | undefined;
-          if (!a) o.supplementalGroups = a = [];
+          if (!a) o.supplementalGroups = a = emptyList();
           while (c.pos < e) a.push(c.int64(e));
         }
         break;
@@ -6901,7 +6903,7 @@ export function m_PodSecurityContext(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_Sysctl(c, c.len(end), {});
           const a = o.sysctls as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.sysctls = [v];
+          else o.sysctls = listOf(v);
         }
         break;
       case 74:
@@ -6990,7 +6992,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Volume(c, c.len(end), {});
           const a = o.volumes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumes = [v];
+          else o.volumes = listOf(v);
         }
         break;
       case 162:
@@ -6998,7 +7000,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Container(c, c.len(end), {});
           const a = o.initContainers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.initContainers = [v];
+          else o.initContainers = listOf(v);
         }
         break;
       case 18:
@@ -7006,7 +7008,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Container(c, c.len(end), {});
           const a = o.containers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.containers = [v];
+          else o.containers = listOf(v);
         }
         break;
       case 274:
@@ -7014,7 +7016,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_EphemeralContainer(c, c.len(end), {});
           const a = o.ephemeralContainers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ephemeralContainers = [v];
+          else o.ephemeralContainers = listOf(v);
         }
         break;
       case 26:
@@ -7118,7 +7120,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_LocalObjectReference(c, c.len(end), {});
           const a = o.imagePullSecrets as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.imagePullSecrets = [v];
+          else o.imagePullSecrets = listOf(v);
         }
         break;
       case 130:
@@ -7150,7 +7152,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Toleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 186:
@@ -7158,7 +7160,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_HostAlias(c, c.len(end), {});
           const a = o.hostAliases as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.hostAliases = [v];
+          else o.hostAliases = listOf(v);
         }
         break;
       case 194:
@@ -7179,7 +7181,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodReadinessGate(c, c.len(end), {});
           const a = o.readinessGates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.readinessGates = [v];
+          else o.readinessGates = listOf(v);
         }
         break;
       case 234:
@@ -7217,7 +7219,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_TopologySpreadConstraint(c, c.len(end), {});
           const a = o.topologySpreadConstraints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.topologySpreadConstraints = [v];
+          else o.topologySpreadConstraints = listOf(v);
         }
         break;
       case 280:
@@ -7234,7 +7236,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodSchedulingGate(c, c.len(end), {});
           const a = o.schedulingGates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.schedulingGates = [v];
+          else o.schedulingGates = listOf(v);
         }
         break;
       case 314:
@@ -7242,7 +7244,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodResourceClaim(c, c.len(end), {});
           const a = o.resourceClaims as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaims = [v];
+          else o.resourceClaims = listOf(v);
         }
         break;
       case 322:
@@ -7263,7 +7265,7 @@ export function m_PodSpec(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_EvictionResponder(c, c.len(end), {});
           const a = o.evictionResponders as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.evictionResponders = [v];
+          else o.evictionResponders = listOf(v);
         }
         break;
       default:
@@ -7305,7 +7307,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 26:
@@ -7341,7 +7343,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_HostIP(c, c.len(end), {});
           const a = o.hostIPs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.hostIPs = [v];
+          else o.hostIPs = listOf(v);
         }
         break;
       case 50:
@@ -7356,7 +7358,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodIP(c, c.len(end), {});
           const a = o.podIPs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podIPs = [v];
+          else o.podIPs = listOf(v);
         }
         break;
       case 58:
@@ -7367,7 +7369,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerStatus(c, c.len(end), {});
           const a = o.initContainerStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.initContainerStatuses = [v];
+          else o.initContainerStatuses = listOf(v);
         }
         break;
       case 66:
@@ -7375,7 +7377,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerStatus(c, c.len(end), {});
           const a = o.containerStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.containerStatuses = [v];
+          else o.containerStatuses = listOf(v);
         }
         break;
       case 74:
@@ -7390,7 +7392,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_ContainerStatus(c, c.len(end), {});
           const a = o.ephemeralContainerStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ephemeralContainerStatuses = [v];
+          else o.ephemeralContainerStatuses = listOf(v);
         }
         break;
       case 114:
@@ -7405,7 +7407,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodResourceClaimStatus(c, c.len(end), {});
           const a = o.resourceClaimStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaimStatuses = [v];
+          else o.resourceClaimStatuses = listOf(v);
         }
         break;
       case 146:
@@ -7444,7 +7446,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_NodeAllocatableResourceClaimStatus(c, c.len(end), {});
           const a = o.nodeAllocatableResourceClaimStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nodeAllocatableResourceClaimStatuses = [v];
+          else o.nodeAllocatableResourceClaimStatuses = listOf(v);
         }
         break;
       case 178:
@@ -7452,7 +7454,7 @@ export function m_PodStatus(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PodVolumeHealth(c, c.len(end), {});
           const a = o.volumeHealth as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeHealth = [v];
+          else o.volumeHealth = listOf(v);
         }
         break;
       default:
@@ -7509,7 +7511,7 @@ export function m_PodTemplateList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_PodTemplate(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -7568,7 +7570,7 @@ export function m_PodVolumeHealth(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_VolumeHealthCondition(c, c.len(end), {});
           const a = o.healthConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.healthConditions = [v];
+          else o.healthConditions = listOf(v);
         }
         break;
       case 26:
@@ -7786,7 +7788,7 @@ export function m_ProjectedVolumeSource(c: Cursor, end: number, o: JsonObject): 
           const v = m_VolumeProjection(c, c.len(end), {});
           const a = o.sources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.sources = [v];
+          else o.sources = listOf(v);
         }
         break;
       case 16:
@@ -7906,7 +7908,7 @@ export function m_RBDPersistentVolumeSource(c: Cursor, end: number, o: JsonObjec
           const v = c.str(end);
           const a = o.monitors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.monitors = [v];
+          else o.monitors = listOf(v);
         }
         break;
       case 18:
@@ -7976,7 +7978,7 @@ export function m_RBDVolumeSource(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.monitors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.monitors = [v];
+          else o.monitors = listOf(v);
         }
         break;
       case 18:
@@ -8125,7 +8127,7 @@ export function m_ReplicationControllerList(c: Cursor, end: number, o: JsonObjec
           const v = m_ReplicationController(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -8238,7 +8240,7 @@ export function m_ReplicationControllerStatus(c: Cursor, end: number, o: JsonObj
           const v = m_ReplicationControllerCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -8397,7 +8399,7 @@ export function m_ResourceQuotaList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_ResourceQuota(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -8447,7 +8449,7 @@ export function m_ResourceQuotaSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.scopes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.scopes = [v];
+          else o.scopes = listOf(v);
         }
         break;
       case 26:
@@ -8580,7 +8582,7 @@ export function m_ResourceRequirements(c: Cursor, end: number, o: JsonObject): J
           const v = m_ResourceClaim(c, c.len(end), {});
           const a = o.claims as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.claims = [v];
+          else o.claims = listOf(v);
         }
         break;
       default:
@@ -8610,7 +8612,7 @@ export function m_ResourceStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_ResourceHealth(c, c.len(end), {});
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       default:
@@ -8804,7 +8806,7 @@ export function m_ScopedResourceSelectorRequirement(c: Cursor, end: number, o: J
           const v = c.str(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       default:
@@ -8833,7 +8835,7 @@ export function m_ScopeSelector(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_ScopedResourceSelectorRequirement(c, c.len(end), {});
           const a = o.matchExpressions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchExpressions = [v];
+          else o.matchExpressions = listOf(v);
         }
         break;
       default:
@@ -9020,7 +9022,7 @@ export function m_SecretList(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_Secret(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -9052,7 +9054,7 @@ export function m_SecretProjection(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_KeyToPath(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       case 32:
@@ -9123,7 +9125,7 @@ export function m_SecretVolumeSource(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_KeyToPath(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       case 24:
@@ -9326,7 +9328,7 @@ export function m_ServiceAccount(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_ObjectReference(c, c.len(end), {});
           const a = o.secrets as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.secrets = [v];
+          else o.secrets = listOf(v);
         }
         break;
       case 26:
@@ -9334,7 +9336,7 @@ export function m_ServiceAccount(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_LocalObjectReference(c, c.len(end), {});
           const a = o.imagePullSecrets as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.imagePullSecrets = [v];
+          else o.imagePullSecrets = listOf(v);
         }
         break;
       case 32:
@@ -9368,7 +9370,7 @@ export function m_ServiceAccountList(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_ServiceAccount(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -9436,7 +9438,7 @@ export function m_ServiceList(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_Service(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -9567,7 +9569,7 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_ServicePort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 18:
@@ -9603,7 +9605,7 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.clusterIPs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.clusterIPs = [v];
+          else o.clusterIPs = listOf(v);
         }
         break;
       case 34:
@@ -9618,7 +9620,7 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.externalIPs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.externalIPs = [v];
+          else o.externalIPs = listOf(v);
         }
         break;
       case 58:
@@ -9640,7 +9642,7 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.loadBalancerSourceRanges as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.loadBalancerSourceRanges = [v];
+          else o.loadBalancerSourceRanges = listOf(v);
         }
         break;
       case 82:
@@ -9683,7 +9685,7 @@ export function m_ServiceSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.ipFamilies as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ipFamilies = [v];
+          else o.ipFamilies = listOf(v);
         }
         break;
       case 138:
@@ -9728,7 +9730,7 @@ export function m_ServiceStatus(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -10048,7 +10050,7 @@ export function m_TopologySelectorLabelRequirement(c: Cursor, end: number, o: Js
           const v = c.str(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       default:
@@ -10077,7 +10079,7 @@ export function m_TopologySelectorTerm(c: Cursor, end: number, o: JsonObject): J
           const v = m_TopologySelectorLabelRequirement(c, c.len(end), {});
           const a = o.matchLabelExpressions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchLabelExpressions = [v];
+          else o.matchLabelExpressions = listOf(v);
         }
         break;
       default:
@@ -10129,7 +10131,7 @@ export function m_TopologySpreadConstraint(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.matchLabelKeys as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchLabelKeys = [v];
+          else o.matchLabelKeys = listOf(v);
         }
         break;
       default:
@@ -10312,7 +10314,7 @@ export function m_VolumeHealthStatus(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_VolumeHealthCondition(c, c.len(end), {});
           const a = o.healthConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.healthConditions = [v];
+          else o.healthConditions = listOf(v);
         }
         break;
       case 18:
@@ -10376,7 +10378,7 @@ export function m_VolumeMount(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.bindMountOptions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindMountOptions = [v];
+          else o.bindMountOptions = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_ObjectReference as core_v1_m_ObjectReference } from "./core_v1.ts";
 import {
@@ -26,7 +26,7 @@ export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.addresses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.addresses = [v];
+          else o.addresses = listOf(v);
         }
         break;
       case 18:
@@ -122,7 +122,7 @@ export function m_EndpointHints(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_ForZone(c, c.len(end), {});
           const a = o.forZones as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.forZones = [v];
+          else o.forZones = listOf(v);
         }
         break;
       case 18:
@@ -130,7 +130,7 @@ export function m_EndpointHints(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_ForNode(c, c.len(end), {});
           const a = o.forNodes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.forNodes = [v];
+          else o.forNodes = listOf(v);
         }
         break;
       default:
@@ -194,7 +194,7 @@ export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_Endpoint(c, c.len(end), {});
           const a = o.endpoints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.endpoints = [v];
+          else o.endpoints = listOf(v);
         }
         break;
       case 26:
@@ -202,7 +202,7 @@ export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_EndpointPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       default:
@@ -236,7 +236,7 @@ export function m_EndpointSliceList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_EndpointSlice(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_ObjectReference as core_v1_m_ObjectReference } from "./core_v1.ts";
 import {
@@ -32,7 +32,7 @@ export function m_Endpoint(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.addresses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.addresses = [v];
+          else o.addresses = listOf(v);
         }
         break;
       case 18:
@@ -107,7 +107,7 @@ export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_Endpoint(c, c.len(end), {});
           const a = o.endpoints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.endpoints = [v];
+          else o.endpoints = listOf(v);
         }
         break;
       case 26:
@@ -115,7 +115,7 @@ export function m_EndpointSlice(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = discovery_v1_m_EndpointPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       default:
@@ -149,7 +149,7 @@ export function m_EndpointSliceList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_EndpointSlice(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, microTime, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, microTime, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_EventSource as core_v1_f_EventSource,
@@ -136,7 +136,7 @@ export function m_EventList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Event(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, intOrString, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, intOrString, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_DaemonSetStatus as apps_v1_f_DaemonSetStatus,
@@ -80,7 +80,7 @@ export function m_DaemonSetList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_DaemonSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -193,7 +193,7 @@ export function m_HTTPIngressRuleValue(c: Cursor, end: number, o: JsonObject): J
           const v = m_HTTPIngressPath(c, c.len(end), {});
           const a = o.paths as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.paths = [v];
+          else o.paths = listOf(v);
         }
         break;
       default:
@@ -292,7 +292,7 @@ export function m_IngressList(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_Ingress(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -335,7 +335,7 @@ export function m_IngressLoadBalancerIngress(c: Cursor, end: number, o: JsonObje
           const v = m_IngressPortStatus(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       default:
@@ -362,7 +362,7 @@ export function m_IngressLoadBalancerStatus(c: Cursor, end: number, o: JsonObjec
           const v = m_IngressLoadBalancerIngress(c, c.len(end), {});
           const a = o.ingress as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ingress = [v];
+          else o.ingress = listOf(v);
         }
         break;
       default:
@@ -477,7 +477,7 @@ export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_IngressTLS(c, c.len(end), {});
           const a = o.tls as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tls = [v];
+          else o.tls = listOf(v);
         }
         break;
       case 26:
@@ -485,7 +485,7 @@ export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_IngressRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -539,7 +539,7 @@ export function m_IngressTLS(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.hosts as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.hosts = [v];
+          else o.hosts = listOf(v);
         }
         break;
       case 18:
@@ -576,7 +576,7 @@ export function m_IPBlock(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.except as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.except = [v];
+          else o.except = listOf(v);
         }
         break;
       default:
@@ -631,7 +631,7 @@ export function m_NetworkPolicyEgressRule(c: Cursor, end: number, o: JsonObject)
           const v = m_NetworkPolicyPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 18:
@@ -639,7 +639,7 @@ export function m_NetworkPolicyEgressRule(c: Cursor, end: number, o: JsonObject)
           const v = m_NetworkPolicyPeer(c, c.len(end), {});
           const a = o.to as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.to = [v];
+          else o.to = listOf(v);
         }
         break;
       default:
@@ -666,7 +666,7 @@ export function m_NetworkPolicyIngressRule(c: Cursor, end: number, o: JsonObject
           const v = m_NetworkPolicyPort(c, c.len(end), {});
           const a = o.ports as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ports = [v];
+          else o.ports = listOf(v);
         }
         break;
       case 18:
@@ -674,7 +674,7 @@ export function m_NetworkPolicyIngressRule(c: Cursor, end: number, o: JsonObject
           const v = m_NetworkPolicyPeer(c, c.len(end), {});
           const a = o.from as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.from = [v];
+          else o.from = listOf(v);
         }
         break;
       default:
@@ -704,7 +704,7 @@ export function m_NetworkPolicyList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_NetworkPolicy(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -796,7 +796,7 @@ export function m_NetworkPolicySpec(c: Cursor, end: number, o: JsonObject): Json
           const v = m_NetworkPolicyIngressRule(c, c.len(end), {});
           const a = o.ingress as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ingress = [v];
+          else o.ingress = listOf(v);
         }
         break;
       case 26:
@@ -804,7 +804,7 @@ export function m_NetworkPolicySpec(c: Cursor, end: number, o: JsonObject): Json
           const v = m_NetworkPolicyEgressRule(c, c.len(end), {});
           const a = o.egress as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.egress = [v];
+          else o.egress = listOf(v);
         }
         break;
       case 34:
@@ -812,7 +812,7 @@ export function m_NetworkPolicySpec(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.policyTypes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.policyTypes = [v];
+          else o.policyTypes = listOf(v);
         }
         break;
       default:
@@ -874,7 +874,7 @@ export function m_ReplicaSetList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_ReplicaSet(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

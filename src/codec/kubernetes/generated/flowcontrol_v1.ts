@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -158,7 +158,7 @@ export function m_FlowSchemaList(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_FlowSchema(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -204,7 +204,7 @@ export function m_FlowSchemaSpec(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_PolicyRulesWithSubjects(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -235,7 +235,7 @@ export function m_FlowSchemaStatus(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_FlowSchemaCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -344,7 +344,7 @@ export function m_NonResourcePolicyRule(c: Cursor, end: number, o: JsonObject): 
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 50:
@@ -352,7 +352,7 @@ export function m_NonResourcePolicyRule(c: Cursor, end: number, o: JsonObject): 
           const v = c.str(end);
           const a = o.nonResourceURLs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceURLs = [v];
+          else o.nonResourceURLs = listOf(v);
         }
         break;
       default:
@@ -381,7 +381,7 @@ export function m_PolicyRulesWithSubjects(c: Cursor, end: number, o: JsonObject)
           const v = m_Subject(c, c.len(end), {});
           const a = o.subjects as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subjects = [v];
+          else o.subjects = listOf(v);
         }
         break;
       case 18:
@@ -389,7 +389,7 @@ export function m_PolicyRulesWithSubjects(c: Cursor, end: number, o: JsonObject)
           const v = m_ResourcePolicyRule(c, c.len(end), {});
           const a = o.resourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceRules = [v];
+          else o.resourceRules = listOf(v);
         }
         break;
       case 26:
@@ -397,7 +397,7 @@ export function m_PolicyRulesWithSubjects(c: Cursor, end: number, o: JsonObject)
           const v = m_NonResourcePolicyRule(c, c.len(end), {});
           const a = o.nonResourceRules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceRules = [v];
+          else o.nonResourceRules = listOf(v);
         }
         break;
       default:
@@ -510,7 +510,7 @@ export function m_PriorityLevelConfigurationList(c: Cursor, end: number, o: Json
           const v = m_PriorityLevelConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -595,7 +595,7 @@ export function m_PriorityLevelConfigurationStatus(c: Cursor, end: number, o: Js
           const v = m_PriorityLevelConfigurationCondition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -653,7 +653,7 @@ export function m_ResourcePolicyRule(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 18:
@@ -661,7 +661,7 @@ export function m_ResourcePolicyRule(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.apiGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiGroups = [v];
+          else o.apiGroups = listOf(v);
         }
         break;
       case 26:
@@ -669,7 +669,7 @@ export function m_ResourcePolicyRule(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       case 32:
@@ -684,7 +684,7 @@ export function m_ResourcePolicyRule(c: Cursor, end: number, o: JsonObject): Jso
           const v = c.str(end);
           const a = o.namespaces as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.namespaces = [v];
+          else o.namespaces = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_LimitResponse as flowcontrol_v1_f_LimitResponse,
@@ -109,7 +109,7 @@ export function m_PriorityLevelConfigurationList(c: Cursor, end: number, o: Json
           const v = m_PriorityLevelConfiguration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -60,7 +60,7 @@ export function m_EvictionList(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_Eviction(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -150,7 +150,7 @@ export function m_EvictionRequestList(c: Cursor, end: number, o: JsonObject): Js
           const v = m_EvictionRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -237,7 +237,7 @@ export function m_EvictionRequestStatus(c: Cursor, end: number, o: JsonObject): 
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 16:
@@ -312,7 +312,7 @@ export function m_EvictionStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 16:
@@ -323,7 +323,7 @@ export function m_EvictionStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_Requester(c, c.len(end), {});
           const a = o.requesters as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requesters = [v];
+          else o.requesters = listOf(v);
         }
         break;
       case 34:
@@ -331,7 +331,7 @@ export function m_EvictionStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_TargetResponder(c, c.len(end), {});
           const a = o.targetResponders as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.targetResponders = [v];
+          else o.targetResponders = listOf(v);
         }
         break;
       case 42:
@@ -339,7 +339,7 @@ export function m_EvictionStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_ResponderStatus(c, c.len(end), {});
           const a = o.responders as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.responders = [v];
+          else o.responders = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey, setRawJson, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey, setRawJson, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 
 const K_Condition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);
@@ -77,7 +77,7 @@ export function m_DeleteOptions(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = c.str(end);
           const a = o.dryRun as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.dryRun = [v];
+          else o.dryRun = listOf(v);
         }
         break;
       case 48:
@@ -113,7 +113,7 @@ export function m_FieldSelectorRequirement(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       default:
@@ -190,7 +190,7 @@ export function m_LabelSelector(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_LabelSelectorRequirement(c, c.len(end), {});
           const a = o.matchExpressions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.matchExpressions = [v];
+          else o.matchExpressions = listOf(v);
         }
         break;
       default:
@@ -223,7 +223,7 @@ export function m_LabelSelectorRequirement(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.values as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.values = [v];
+          else o.values = listOf(v);
         }
         break;
       default:
@@ -462,7 +462,7 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_OwnerReference(c, c.len(end), {});
           const a = o.ownerReferences as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ownerReferences = [v];
+          else o.ownerReferences = listOf(v);
         }
         break;
       case 114:
@@ -470,7 +470,7 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.finalizers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.finalizers = [v];
+          else o.finalizers = listOf(v);
         }
         break;
       case 138:
@@ -478,7 +478,7 @@ export function m_ObjectMeta(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_ManagedFieldsEntry(c, c.len(end), {});
           const a = o.managedFields as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.managedFields = [v];
+          else o.managedFields = listOf(v);
         }
         break;
       default:
@@ -716,7 +716,7 @@ export function m_StatusDetails(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_StatusCause(c, c.len(end), {});
           const a = o.causes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.causes = [v];
+          else o.causes = listOf(v);
         }
         break;
       case 40:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_TypedLocalObjectReference as core_v1_m_TypedLocalObjectReference } from "./core_v1.ts";
 import {
@@ -68,7 +68,7 @@ export function m_HTTPIngressRuleValue(c: Cursor, end: number, o: JsonObject): J
           const v = m_HTTPIngressPath(c, c.len(end), {});
           const a = o.paths as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.paths = [v];
+          else o.paths = listOf(v);
         }
         break;
       default:
@@ -186,7 +186,7 @@ export function m_IngressClassList(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_IngressClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -288,7 +288,7 @@ export function m_IngressList(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_Ingress(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -402,7 +402,7 @@ export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = extensions_v1beta1_m_IngressTLS(c, c.len(end), {});
           const a = o.tls as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tls = [v];
+          else o.tls = listOf(v);
         }
         break;
       case 26:
@@ -410,7 +410,7 @@ export function m_IngressSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_IngressRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -467,7 +467,7 @@ export function m_IPAddressList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_IPAddress(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -632,7 +632,7 @@ export function m_ServiceCIDRList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_ServiceCIDR(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -661,7 +661,7 @@ export function m_ServiceCIDRSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.cidrs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.cidrs = [v];
+          else o.cidrs = listOf(v);
         }
         break;
       default:
@@ -688,7 +688,7 @@ export function m_ServiceCIDRStatus(c: Cursor, end: number, o: JsonObject): Json
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, quantity, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_Toleration as core_v1_m_Toleration } from "./core_v1.ts";
 import {
@@ -102,7 +102,7 @@ export function m_RuntimeClassList(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_RuntimeClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -152,7 +152,7 @@ export function m_Scheduling(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = core_v1_m_Toleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -56,7 +56,7 @@ export function m_RuntimeClassList(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_RuntimeClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

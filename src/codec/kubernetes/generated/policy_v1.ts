@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, intOrString, type JsonObject, setKey, time } from "../wire.ts";
+import { type Cursor, decodeTop, intOrString, type JsonObject, listOf, setKey, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -92,7 +92,7 @@ export function m_PodDisruptionBudgetList(c: Cursor, end: number, o: JsonObject)
           const v = m_PodDisruptionBudget(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -192,7 +192,7 @@ export function m_PodDisruptionBudgetStatus(c: Cursor, end: number, o: JsonObjec
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -26,7 +26,7 @@ export function m_AggregationRule(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = meta_v1_m_LabelSelector(c, c.len(end), {});
           const a = o.clusterRoleSelectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.clusterRoleSelectors = [v];
+          else o.clusterRoleSelectors = listOf(v);
         }
         break;
       default:
@@ -56,7 +56,7 @@ export function m_ClusterRole(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_PolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 26:
@@ -95,7 +95,7 @@ export function m_ClusterRoleBinding(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_Subject(c, c.len(end), {});
           const a = o.subjects as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subjects = [v];
+          else o.subjects = listOf(v);
         }
         break;
       case 26:
@@ -130,7 +130,7 @@ export function m_ClusterRoleBindingList(c: Cursor, end: number, o: JsonObject):
           const v = m_ClusterRoleBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -162,7 +162,7 @@ export function m_ClusterRoleList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_ClusterRole(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -191,7 +191,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 18:
@@ -199,7 +199,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.apiGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiGroups = [v];
+          else o.apiGroups = listOf(v);
         }
         break;
       case 26:
@@ -207,7 +207,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       case 34:
@@ -215,7 +215,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.resourceNames as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceNames = [v];
+          else o.resourceNames = listOf(v);
         }
         break;
       case 42:
@@ -223,7 +223,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.nonResourceURLs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceURLs = [v];
+          else o.nonResourceURLs = listOf(v);
         }
         break;
       default:
@@ -254,7 +254,7 @@ export function m_Role(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -286,7 +286,7 @@ export function m_RoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_Subject(c, c.len(end), {});
           const a = o.subjects as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subjects = [v];
+          else o.subjects = listOf(v);
         }
         break;
       case 26:
@@ -321,7 +321,7 @@ export function m_RoleBindingList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_RoleBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -353,7 +353,7 @@ export function m_RoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Role(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -33,7 +33,7 @@ export function m_ClusterRole(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_PolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       case 26:
@@ -72,7 +72,7 @@ export function m_ClusterRoleBinding(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_Subject(c, c.len(end), {});
           const a = o.subjects as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subjects = [v];
+          else o.subjects = listOf(v);
         }
         break;
       case 26:
@@ -107,7 +107,7 @@ export function m_ClusterRoleBindingList(c: Cursor, end: number, o: JsonObject):
           const v = m_ClusterRoleBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -139,7 +139,7 @@ export function m_ClusterRoleList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_ClusterRole(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -168,7 +168,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.verbs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.verbs = [v];
+          else o.verbs = listOf(v);
         }
         break;
       case 26:
@@ -176,7 +176,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.apiGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.apiGroups = [v];
+          else o.apiGroups = listOf(v);
         }
         break;
       case 34:
@@ -184,7 +184,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.resources as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resources = [v];
+          else o.resources = listOf(v);
         }
         break;
       case 42:
@@ -192,7 +192,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.resourceNames as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceNames = [v];
+          else o.resourceNames = listOf(v);
         }
         break;
       case 50:
@@ -200,7 +200,7 @@ export function m_PolicyRule(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = c.str(end);
           const a = o.nonResourceURLs as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.nonResourceURLs = [v];
+          else o.nonResourceURLs = listOf(v);
         }
         break;
       default:
@@ -231,7 +231,7 @@ export function m_Role(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_PolicyRule(c, c.len(end), {});
           const a = o.rules as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.rules = [v];
+          else o.rules = listOf(v);
         }
         break;
       default:
@@ -263,7 +263,7 @@ export function m_RoleBinding(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_Subject(c, c.len(end), {});
           const a = o.subjects as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.subjects = [v];
+          else o.subjects = listOf(v);
         }
         break;
       case 26:
@@ -298,7 +298,7 @@ export function m_RoleBindingList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_RoleBinding(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -330,7 +330,7 @@ export function m_RoleList(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_Role(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

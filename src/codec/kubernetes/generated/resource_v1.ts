@@ -4,7 +4,17 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, quantity, setKey, setRawJson, time } from "../wire.ts";
+import {
+  type Cursor,
+  decodeTop,
+  emptyList,
+  type JsonObject,
+  listOf,
+  quantity,
+  setKey,
+  setRawJson,
+  time,
+} from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_NodeSelector as core_v1_m_NodeSelector } from "./core_v1.ts";
 import {
@@ -39,7 +49,7 @@ export function m_AllocatedDeviceStatus(c: Cursor, end: number, o: JsonObject): 
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 42:
@@ -108,7 +118,7 @@ export function m_CapacityRequestPolicy(c: Cursor, end: number, o: JsonObject): 
           const v = quantity(c, end);
           const a = o.validValues as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.validValues = [v];
+          else o.validValues = listOf(v);
         }
         break;
       case 34:
@@ -346,7 +356,7 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_DeviceCounterConsumption(c, c.len(end), {});
           const a = o.consumesCounters as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.consumesCounters = [v];
+          else o.consumesCounters = listOf(v);
         }
         break;
       case 42:
@@ -363,7 +373,7 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = m_DeviceTaint(c, c.len(end), {});
           const a = o.taints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.taints = [v];
+          else o.taints = listOf(v);
         }
         break;
       case 72:
@@ -374,7 +384,7 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.bindingConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingConditions = [v];
+          else o.bindingConditions = listOf(v);
         }
         break;
       case 90:
@@ -382,7 +392,7 @@ export function m_Device(c: Cursor, end: number, o: JsonObject): JsonObject {
           const v = c.str(end);
           const a = o.bindingFailureConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingFailureConditions = [v];
+          else o.bindingFailureConditions = listOf(v);
         }
         break;
       case 96:
@@ -437,7 +447,7 @@ export function m_DeviceAllocationConfiguration(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.requests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requests = [v];
+          else o.requests = listOf(v);
         }
         break;
       case 26:
@@ -469,7 +479,7 @@ export function m_DeviceAllocationResult(c: Cursor, end: number, o: JsonObject):
           const v = m_DeviceRequestAllocationResult(c, c.len(end), {});
           const a = o.results as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.results = [v];
+          else o.results = listOf(v);
         }
         break;
       case 18:
@@ -477,7 +487,7 @@ export function m_DeviceAllocationResult(c: Cursor, end: number, o: JsonObject):
           const v = m_DeviceAllocationConfiguration(c, c.len(end), {});
           const a = o.config as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.config = [v];
+          else o.config = listOf(v);
         }
         break;
       default:
@@ -516,14 +526,14 @@ export function m_DeviceAttribute(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.int64(end);
           const a = o.ints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ints = [v];
+          else o.ints = listOf(v);
         }
         break;
       case 50:
         {
           const e = c.len(end);
           let a = o.ints as unknown[] | null | undefined;
-          if (!a) o.ints = a = [];
+          if (!a) o.ints = a = emptyList();
           while (c.pos < e) a.push(c.int64(e));
         }
         break;
@@ -532,14 +542,14 @@ export function m_DeviceAttribute(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.bool(end);
           const a = o.bools as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bools = [v];
+          else o.bools = listOf(v);
         }
         break;
       case 58:
         {
           const e = c.len(end);
           let a = o.bools as unknown[] | null | undefined;
-          if (!a) o.bools = a = [];
+          if (!a) o.bools = a = emptyList();
           while (c.pos < e) a.push(c.bool(e));
         }
         break;
@@ -548,7 +558,7 @@ export function m_DeviceAttribute(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.strings as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.strings = [v];
+          else o.strings = listOf(v);
         }
         break;
       case 74:
@@ -556,7 +566,7 @@ export function m_DeviceAttribute(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = c.str(end);
           const a = o.versions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.versions = [v];
+          else o.versions = listOf(v);
         }
         break;
       default:
@@ -613,7 +623,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_DeviceRequest(c, c.len(end), {});
           const a = o.requests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requests = [v];
+          else o.requests = listOf(v);
         }
         break;
       case 18:
@@ -621,7 +631,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_DeviceConstraint(c, c.len(end), {});
           const a = o.constraints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.constraints = [v];
+          else o.constraints = listOf(v);
         }
         break;
       case 26:
@@ -629,7 +639,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_DeviceClaimConfiguration(c, c.len(end), {});
           const a = o.config as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.config = [v];
+          else o.config = listOf(v);
         }
         break;
       default:
@@ -657,7 +667,7 @@ export function m_DeviceClaimConfiguration(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.requests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requests = [v];
+          else o.requests = listOf(v);
         }
         break;
       case 18:
@@ -741,7 +751,7 @@ export function m_DeviceClassList(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_DeviceClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -770,7 +780,7 @@ export function m_DeviceClassSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_DeviceSelector(c, c.len(end), {});
           const a = o.selectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.selectors = [v];
+          else o.selectors = listOf(v);
         }
         break;
       case 18:
@@ -778,7 +788,7 @@ export function m_DeviceClassSpec(c: Cursor, end: number, o: JsonObject): JsonOb
           const v = m_DeviceClassConfiguration(c, c.len(end), {});
           const a = o.config as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.config = [v];
+          else o.config = listOf(v);
         }
         break;
       case 34:
@@ -830,7 +840,7 @@ export function m_DeviceConstraint(c: Cursor, end: number, o: JsonObject): JsonO
           const v = c.str(end);
           const a = o.requests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requests = [v];
+          else o.requests = listOf(v);
         }
         break;
       case 18:
@@ -887,7 +897,7 @@ export function m_DeviceCounterConsumption(c: Cursor, end: number, o: JsonObject
           const v = c.str(end);
           const a = o.compatibilityGroups as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.compatibilityGroups = [v];
+          else o.compatibilityGroups = listOf(v);
         }
         break;
       default:
@@ -948,7 +958,7 @@ export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_DeviceSubRequest(c, c.len(end), {});
           const a = o.firstAvailable as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.firstAvailable = [v];
+          else o.firstAvailable = listOf(v);
         }
         break;
       default:
@@ -991,7 +1001,7 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           const v = m_DeviceToleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 58:
@@ -999,7 +1009,7 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.bindingConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingConditions = [v];
+          else o.bindingConditions = listOf(v);
         }
         break;
       case 66:
@@ -1007,7 +1017,7 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.bindingFailureConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingFailureConditions = [v];
+          else o.bindingFailureConditions = listOf(v);
         }
         break;
       case 74:
@@ -1039,7 +1049,7 @@ export function m_DeviceRequestAllocationResult(c: Cursor, end: number, o: JsonO
           const v = c.str(end);
           const a = o.skipNodeOperations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.skipNodeOperations = [v];
+          else o.skipNodeOperations = listOf(v);
         }
         break;
       default:
@@ -1098,7 +1108,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_DeviceSelector(c, c.len(end), {});
           const a = o.selectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.selectors = [v];
+          else o.selectors = listOf(v);
         }
         break;
       case 34:
@@ -1120,7 +1130,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_DeviceToleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 58:
@@ -1131,7 +1141,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_DeviceDerivedAttribute(c, c.len(end), {});
           const a = o.derivedAttributes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.derivedAttributes = [v];
+          else o.derivedAttributes = listOf(v);
         }
         break;
       default:
@@ -1231,7 +1241,7 @@ export function m_DeviceTaintRuleList(c: Cursor, end: number, o: JsonObject): Js
           const v = m_DeviceTaintRule(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1290,7 +1300,7 @@ export function m_DeviceTaintRuleStatus(c: Cursor, end: number, o: JsonObject): 
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -1398,7 +1408,7 @@ export function m_ExactDeviceRequest(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_DeviceSelector(c, c.len(end), {});
           const a = o.selectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.selectors = [v];
+          else o.selectors = listOf(v);
         }
         break;
       case 26:
@@ -1423,7 +1433,7 @@ export function m_ExactDeviceRequest(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_DeviceToleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 58:
@@ -1434,7 +1444,7 @@ export function m_ExactDeviceRequest(c: Cursor, end: number, o: JsonObject): Jso
           const v = m_DeviceDerivedAttribute(c, c.len(end), {});
           const a = o.derivedAttributes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.derivedAttributes = [v];
+          else o.derivedAttributes = listOf(v);
         }
         break;
       default:
@@ -1469,7 +1479,7 @@ export function m_NetworkDeviceData(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.ips as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.ips = [v];
+          else o.ips = listOf(v);
         }
         break;
       case 26:
@@ -1680,7 +1690,7 @@ export function m_ResourceClaimList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_ResourceClaim(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1735,7 +1745,7 @@ export function m_ResourceClaimStatus(c: Cursor, end: number, o: JsonObject): Js
           const v = m_ResourceClaimConsumerReference(c, c.len(end), {});
           const a = o.reservedFor as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.reservedFor = [v];
+          else o.reservedFor = listOf(v);
         }
         break;
       case 34:
@@ -1743,7 +1753,7 @@ export function m_ResourceClaimStatus(c: Cursor, end: number, o: JsonObject): Js
           const v = m_AllocatedDeviceStatus(c, c.len(end), {});
           const a = o.devices as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.devices = [v];
+          else o.devices = listOf(v);
         }
         break;
       default:
@@ -1800,7 +1810,7 @@ export function m_ResourceClaimTemplateList(c: Cursor, end: number, o: JsonObjec
           const v = m_ResourceClaimTemplate(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1917,7 +1927,7 @@ export function m_ResourceSliceList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_ResourceSlice(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1961,7 +1971,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = m_Device(c, c.len(end), {});
           const a = o.devices as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.devices = [v];
+          else o.devices = listOf(v);
         }
         break;
       case 56:
@@ -1972,7 +1982,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = m_CounterSet(c, c.len(end), {});
           const a = o.sharedCounters as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.sharedCounters = [v];
+          else o.sharedCounters = listOf(v);
         }
         break;
       case 74:
@@ -1983,7 +1993,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.skipNodeOperations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.skipNodeOperations = [v];
+          else o.skipNodeOperations = listOf(v);
         }
         break;
       default:

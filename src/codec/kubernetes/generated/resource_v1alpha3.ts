@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, quantity } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -107,7 +107,7 @@ export function m_PoolStatus(c: Cursor, end: number, o: JsonObject): JsonObject 
           const v = m_PartitionTypeStatus(c, c.len(end), {});
           const a = o.partitionSummary as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.partitionSummary = [v];
+          else o.partitionSummary = listOf(v);
         }
         break;
       case 106:
@@ -175,7 +175,7 @@ export function m_ResourcePoolStatusRequestList(c: Cursor, end: number, o: JsonO
           const v = m_ResourcePoolStatusRequest(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -239,7 +239,7 @@ export function m_ResourcePoolStatusRequestStatus(c: Cursor, end: number, o: Jso
           const v = m_PoolStatus(c, c.len(end), {});
           const a = o.pools as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.pools = [v];
+          else o.pools = listOf(v);
         }
         break;
       case 26:
@@ -247,7 +247,7 @@ export function m_ResourcePoolStatusRequestStatus(c: Cursor, end: number, o: Jso
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -315,7 +315,7 @@ export function m_ShareableSummaryStatus(c: Cursor, end: number, o: JsonObject):
           const v = m_ShareableCapacityStatus(c, c.len(end), {});
           const a = o.capacity as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.capacity = [v];
+          else o.capacity = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_NodeSelector as core_v1_m_NodeSelector } from "./core_v1.ts";
 import {
@@ -91,7 +91,7 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = resource_v1_m_DeviceCounterConsumption(c, c.len(end), {});
           const a = o.consumesCounters as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.consumesCounters = [v];
+          else o.consumesCounters = listOf(v);
         }
         break;
       case 34:
@@ -108,7 +108,7 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = resource_v1_m_DeviceTaint(c, c.len(end), {});
           const a = o.taints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.taints = [v];
+          else o.taints = listOf(v);
         }
         break;
       case 64:
@@ -119,7 +119,7 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.bindingConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingConditions = [v];
+          else o.bindingConditions = listOf(v);
         }
         break;
       case 82:
@@ -127,7 +127,7 @@ export function m_BasicDevice(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = c.str(end);
           const a = o.bindingFailureConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.bindingFailureConditions = [v];
+          else o.bindingFailureConditions = listOf(v);
         }
         break;
       case 88:
@@ -204,7 +204,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_DeviceRequest(c, c.len(end), {});
           const a = o.requests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.requests = [v];
+          else o.requests = listOf(v);
         }
         break;
       case 18:
@@ -212,7 +212,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = resource_v1_m_DeviceConstraint(c, c.len(end), {});
           const a = o.constraints as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.constraints = [v];
+          else o.constraints = listOf(v);
         }
         break;
       case 26:
@@ -220,7 +220,7 @@ export function m_DeviceClaim(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = resource_v1_m_DeviceClaimConfiguration(c, c.len(end), {});
           const a = o.config as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.config = [v];
+          else o.config = listOf(v);
         }
         break;
       default:
@@ -254,7 +254,7 @@ export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = resource_v1_m_DeviceSelector(c, c.len(end), {});
           const a = o.selectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.selectors = [v];
+          else o.selectors = listOf(v);
         }
         break;
       case 34:
@@ -279,7 +279,7 @@ export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_DeviceSubRequest(c, c.len(end), {});
           const a = o.firstAvailable as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.firstAvailable = [v];
+          else o.firstAvailable = listOf(v);
         }
         break;
       case 66:
@@ -287,7 +287,7 @@ export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = resource_v1_m_DeviceToleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 74:
@@ -302,7 +302,7 @@ export function m_DeviceRequest(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = resource_v1_m_DeviceDerivedAttribute(c, c.len(end), {});
           const a = o.derivedAttributes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.derivedAttributes = [v];
+          else o.derivedAttributes = listOf(v);
         }
         break;
       default:
@@ -337,7 +337,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = resource_v1_m_DeviceSelector(c, c.len(end), {});
           const a = o.selectors as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.selectors = [v];
+          else o.selectors = listOf(v);
         }
         break;
       case 34:
@@ -359,7 +359,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = resource_v1_m_DeviceToleration(c, c.len(end), {});
           const a = o.tolerations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tolerations = [v];
+          else o.tolerations = listOf(v);
         }
         break;
       case 66:
@@ -374,7 +374,7 @@ export function m_DeviceSubRequest(c: Cursor, end: number, o: JsonObject): JsonO
           const v = resource_v1_m_DeviceDerivedAttribute(c, c.len(end), {});
           const a = o.derivedAttributes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.derivedAttributes = [v];
+          else o.derivedAttributes = listOf(v);
         }
         break;
       default:
@@ -437,7 +437,7 @@ export function m_ResourceClaimList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_ResourceClaim(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -519,7 +519,7 @@ export function m_ResourceClaimTemplateList(c: Cursor, end: number, o: JsonObjec
           const v = m_ResourceClaimTemplate(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -605,7 +605,7 @@ export function m_ResourceSliceList(c: Cursor, end: number, o: JsonObject): Json
           const v = m_ResourceSlice(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -657,7 +657,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = m_Device(c, c.len(end), {});
           const a = o.devices as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.devices = [v];
+          else o.devices = listOf(v);
         }
         break;
       case 56:
@@ -668,7 +668,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = resource_v1_m_CounterSet(c, c.len(end), {});
           const a = o.sharedCounters as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.sharedCounters = [v];
+          else o.sharedCounters = listOf(v);
         }
         break;
       case 74:
@@ -679,7 +679,7 @@ export function m_ResourceSliceSpec(c: Cursor, end: number, o: JsonObject): Json
           const v = c.str(end);
           const a = o.skipNodeOperations as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.skipNodeOperations = [v];
+          else o.skipNodeOperations = listOf(v);
         }
         break;
       default:

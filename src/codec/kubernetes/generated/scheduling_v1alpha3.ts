@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -184,7 +184,7 @@ export function m_CompositePodGroupList(c: Cursor, end: number, o: JsonObject): 
           const v = m_CompositePodGroup(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -213,7 +213,7 @@ export function m_CompositePodGroupSchedulingConstraints(c: Cursor, end: number,
           const v = m_TopologyConstraint(c, c.len(end), {});
           const a = o.topology as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.topology = [v];
+          else o.topology = listOf(v);
         }
         break;
       default:
@@ -326,7 +326,7 @@ export function m_CompositePodGroupStatus(c: Cursor, end: number, o: JsonObject)
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       default:
@@ -390,7 +390,7 @@ export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObjec
           const v = m_PodGroupTemplate(c, c.len(end), {});
           const a = o.podGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podGroupTemplates = [v];
+          else o.podGroupTemplates = listOf(v);
         }
         break;
       case 74:
@@ -398,7 +398,7 @@ export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObjec
           const v = m_CompositePodGroupTemplate(c, c.len(end), {});
           const a = o.compositePodGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.compositePodGroupTemplates = [v];
+          else o.compositePodGroupTemplates = listOf(v);
         }
         break;
       default:
@@ -509,7 +509,7 @@ export function m_PodGroupList(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_PodGroup(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -593,7 +593,7 @@ export function m_PodGroupSchedulingConstraints(c: Cursor, end: number, o: JsonO
           const v = m_TopologyConstraint(c, c.len(end), {});
           const a = o.topology as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.topology = [v];
+          else o.topology = listOf(v);
         }
         break;
       default:
@@ -665,7 +665,7 @@ export function m_PodGroupSpec(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_PodGroupResourceClaim(c, c.len(end), {});
           const a = o.resourceClaims as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaims = [v];
+          else o.resourceClaims = listOf(v);
         }
         break;
       case 50:
@@ -709,7 +709,7 @@ export function m_PodGroupStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 18:
@@ -717,7 +717,7 @@ export function m_PodGroupStatus(c: Cursor, end: number, o: JsonObject): JsonObj
           const v = m_PodGroupResourceClaimStatus(c, c.len(end), {});
           const a = o.resourceClaimStatuses as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaimStatuses = [v];
+          else o.resourceClaimStatuses = listOf(v);
         }
         break;
       default:
@@ -761,7 +761,7 @@ export function m_PodGroupTemplate(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_PodGroupResourceClaim(c, c.len(end), {});
           const a = o.resourceClaims as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.resourceClaims = [v];
+          else o.resourceClaims = listOf(v);
         }
         break;
       case 42:
@@ -932,7 +932,7 @@ export function m_WorkloadList(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_Workload(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -1079,7 +1079,7 @@ export function m_WorkloadPodGroupSchedulingConstraints(c: Cursor, end: number, 
           const v = m_TopologyConstraint(c, c.len(end), {});
           const a = o.topology as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.topology = [v];
+          else o.topology = listOf(v);
         }
         break;
       default:
@@ -1188,7 +1188,7 @@ export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_PodGroupTemplate(c, c.len(end), {});
           const a = o.podGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podGroupTemplates = [v];
+          else o.podGroupTemplates = listOf(v);
         }
         break;
       case 26:
@@ -1196,7 +1196,7 @@ export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_CompositePodGroupTemplate(c, c.len(end), {});
           const a = o.compositePodGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.compositePodGroupTemplates = [v];
+          else o.compositePodGroupTemplates = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,
@@ -76,7 +76,7 @@ export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObjec
           const v = scheduling_v1alpha3_m_PodGroupTemplate(c, c.len(end), {});
           const a = o.podGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podGroupTemplates = [v];
+          else o.podGroupTemplates = listOf(v);
         }
         break;
       case 74:
@@ -84,7 +84,7 @@ export function m_CompositePodGroupTemplate(c: Cursor, end: number, o: JsonObjec
           const v = m_CompositePodGroupTemplate(c, c.len(end), {});
           const a = o.compositePodGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.compositePodGroupTemplates = [v];
+          else o.compositePodGroupTemplates = listOf(v);
         }
         break;
       default:
@@ -145,7 +145,7 @@ export function m_WorkloadList(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_Workload(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -181,7 +181,7 @@ export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = scheduling_v1alpha3_m_PodGroupTemplate(c, c.len(end), {});
           const a = o.podGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.podGroupTemplates = [v];
+          else o.podGroupTemplates = listOf(v);
         }
         break;
       case 26:
@@ -189,7 +189,7 @@ export function m_WorkloadSpec(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = m_CompositePodGroupTemplate(c, c.len(end), {});
           const a = o.compositePodGroupTemplates as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.compositePodGroupTemplates = [v];
+          else o.compositePodGroupTemplates = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, quantity, setKey, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey, time } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   m_PersistentVolumeSpec as core_v1_m_PersistentVolumeSpec,
@@ -60,7 +60,7 @@ export function m_CSIDriverList(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_CSIDriver(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -95,7 +95,7 @@ export function m_CSIDriverSpec(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = c.str(end);
           const a = o.volumeLifecycleModes as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.volumeLifecycleModes = [v];
+          else o.volumeLifecycleModes = listOf(v);
         }
         break;
       case 32:
@@ -109,7 +109,7 @@ export function m_CSIDriverSpec(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_TokenRequest(c, c.len(end), {});
           const a = o.tokenRequests as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.tokenRequests = [v];
+          else o.tokenRequests = listOf(v);
         }
         break;
       case 56:
@@ -188,7 +188,7 @@ export function m_CSINodeDriver(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = c.str(end);
           const a = o.topologyKeys as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.topologyKeys = [v];
+          else o.topologyKeys = listOf(v);
         }
         break;
       case 34:
@@ -224,7 +224,7 @@ export function m_CSINodeList(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_CSINode(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -253,7 +253,7 @@ export function m_CSINodeSpec(c: Cursor, end: number, o: JsonObject): JsonObject
           const v = m_CSINodeDriver(c, c.len(end), {});
           const a = o.drivers as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.drivers = [v];
+          else o.drivers = listOf(v);
         }
         break;
       default:
@@ -281,7 +281,7 @@ export function m_CSINodeStatus(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_StorageHealth(c, c.len(end), {});
           const a = o.storageHealth as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.storageHealth = [v];
+          else o.storageHealth = listOf(v);
         }
         break;
       default:
@@ -351,7 +351,7 @@ export function m_CSIStorageCapacityList(c: Cursor, end: number, o: JsonObject):
           const v = m_CSIStorageCapacity(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -410,7 +410,7 @@ export function m_StorageClass(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = c.str(end);
           const a = o.mountOptions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.mountOptions = [v];
+          else o.mountOptions = listOf(v);
         }
         break;
       case 48:
@@ -424,7 +424,7 @@ export function m_StorageClass(c: Cursor, end: number, o: JsonObject): JsonObjec
           const v = core_v1_m_TopologySelectorTerm(c, c.len(end), {});
           const a = o.allowedTopologies as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.allowedTopologies = [v];
+          else o.allowedTopologies = listOf(v);
         }
         break;
       default:
@@ -456,7 +456,7 @@ export function m_StorageClassList(c: Cursor, end: number, o: JsonObject): JsonO
           const v = m_StorageClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -488,7 +488,7 @@ export function m_StorageHealth(c: Cursor, end: number, o: JsonObject): JsonObje
           const v = m_StorageHealthCondition(c, c.len(end), {});
           const a = o.healthConditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.healthConditions = [v];
+          else o.healthConditions = listOf(v);
         }
         break;
       default:
@@ -620,7 +620,7 @@ export function m_VolumeAttachmentList(c: Cursor, end: number, o: JsonObject): J
           const v = m_VolumeAttachment(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -810,7 +810,7 @@ export function m_VolumeAttributesClassList(c: Cursor, end: number, o: JsonObjec
           const v = m_VolumeAttributesClass(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_GroupResource as meta_v1_f_GroupResource,
@@ -62,7 +62,7 @@ export function m_StorageVersionMigrationList(c: Cursor, end: number, o: JsonObj
           const v = m_StorageVersionMigration(c, c.len(end), {});
           const a = o.items as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.items = [v];
+          else o.items = listOf(v);
         }
         break;
       default:
@@ -114,7 +114,7 @@ export function m_StorageVersionMigrationStatus(c: Cursor, end: number, o: JsonO
           const v = meta_v1_m_Condition(c, c.len(end), {});
           const a = o.conditions as unknown[] | null | undefined;
           if (a) a.push(v);
-          else o.conditions = [v];
+          else o.conditions = listOf(v);
         }
         break;
       case 18:

@@ -76,7 +76,7 @@ export function lazyDescriptor<S extends LazyValues>(
       const state = stateOf(slot, this, name);
       if ((state.known & bit) !== 0) return state.values![i];
       const value = compute(state);
-      (state.values ??= [])[i] = value;
+      (state.values ??= new Array<unknown>())[i] = value;
       state.known |= bit;
       return value;
     },
@@ -86,7 +86,7 @@ export function lazyDescriptor<S extends LazyValues>(
         throw new TypeError(`Cannot assign to read only property '${name}' of a frozen object`);
       }
       const state = stateOf(slot, this, name);
-      (state.values ??= [])[i] = value;
+      (state.values ??= new Array<unknown>())[i] = value;
       state.known |= bit;
     },
     enumerable: true,
