@@ -172,9 +172,12 @@ const BENCHMARKS = [
       "distinct-objects rows (not judged) run JSON, full and metadata mode over copies of the event that are each a " +
       "distinct object, as in a real watch: the values that differ from one object to the next (name or its random " +
       "suffix, uid, resourceVersion, and a Pod's or Node's IPs and IDs) replaced in each copy by values of its own, of " +
-      "the same length in both encodings; the benchmark decodes both bodies and compares every event (after the timing, " +
-      "before it writes any figure). " +
-      "Their strings are new in every event, the rest repeats: a stream between the two ends above.",
+      "the same length in both encodings; the benchmark decodes both bodies and compares every event before the timing, " +
+      "keeping them all until compared, so that the process's first decoded objects are kept, as an informer keeps its " +
+      "initial list. " +
+      "Their strings are new in every event, the rest repeats: a stream between the two ends above. The row " +
+      "'distinct objects kept' runs full decoding of them with every event kept until the next run ends, as an " +
+      "informer's store keeps them, against the same not kept, in rounds of their own after the other cases.",
       "The last six core rows decode the whole event (`decodeWatchEventFrame`, envelope included) without streams or " +
       "framing: in full; in full with every `fieldsV1` as if never seen before (what was recorded of them is forgotten " +
       "before each event, so each is parsed as `JSON.parse` parses it and copied as a first sighting: the other end " +

@@ -5,11 +5,12 @@
  * V8 tracks array literals (`[v]`, `[]`) and object literals with properties (`{ type, object }`) by allocation site:
  * when most objects of a site survive young-generation collections, as when a caller keeps every decoded object of an
  * initial list, V8 allocates that site's later objects directly in the old generation ("pretenuring"), and in Node 20
- * it does not go back when they stop surviving. Decoders that fill objects field by field then pay the old
- * generation's allocation and write barriers on every store: after thousands of kept objects, full decoding of a Pod
- * ran 2-3x slower in Node 20 and Deno and 1.3x in Node 26, for the rest of the process, whether or not the later
- * objects were kept (see `bench/kubernetes_protobuf.bench.ts`, "kept objects"). `{}` and `new Array()` carry no
- * allocation site that V8 pretenures, and cost the same in V8 and JavaScriptCore.
+ * it does not go back when they stop surviving. Old-generation objects cost more to make and to fill field by field
+ * (each store goes through the write barrier) and are freed only by full collections: after thousands of kept objects,
+ * full decoding of a Pod ran 2-3x slower in Node 20 and Deno and 1.3x in Node 26 for the rest of the process, whether
+ * or not the later objects were kept, and kept ones 1.6-3x slower in Node 26 and Deno (see the comment at
+ * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). `{}` and `new Array()` carry no allocation site
+ * that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
  *
  * Internal: used by the generated decoders (through `wire.ts`) and the frame readers.
  *
