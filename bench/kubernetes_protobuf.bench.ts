@@ -199,16 +199,20 @@ function sameJson(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** Every item of `stream`, in order. */
+async function collectAll(stream: ReadableStream<unknown>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const e of stream) out.push(e);
+  return out;
+}
+
 /**
  * Throws unless the protobuf body's events decode (in full, and in metadata mode) to the JSON body's events, and the
  * objects' uids are all distinct: the check that {@linkcode distinctCopies} made what it says.
  */
 async function checkDistinct(pbReads: Uint8Array[], jsonReads: Uint8Array[], events: number): Promise<void> {
-  const collect = async (stream: ReadableStream<unknown>) => {
-    const out: { type: string; object: { metadata: Record<string, unknown> } }[] = [];
-    for await (const e of stream) out.push(e as (typeof out)[number]);
-    return out;
-  };
+  type Event = { type: string; object: { metadata: Record<string, unknown> } };
+  const collect = (stream: ReadableStream<unknown>) => collectAll(stream) as Promise<Event[]>;
   const json = await collect(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream()));
   const full = await collect(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream()));
   const meta = await collect(
@@ -513,12 +517,8 @@ for (const k of KINDS) {
       expect: events,
       run: async () => {
         // Each run's events kept until the end of the next run.
-        const store: unknown[] = [];
-        for await (const e of streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream())) {
-          store.push(e);
-        }
-        kept = store;
-        return store.length;
+        kept = await collectAll(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+        return kept.length;
       },
     },
   ], OPTIONS);

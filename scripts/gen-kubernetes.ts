@@ -234,7 +234,7 @@ function zeroJson(f: Field, imports: Map<string, Set<string>>, self: string): st
 }
 
 /** The JSON value a map entry's value has when the entry leaves it out (Go's `mapvalue := ...` default). */
-function mapZero(t: Type, imports: Map<string, Set<string>>, self: string): string {
+function mapZero(t: Type, uses: Set<string>, imports: Map<string, Set<string>>, self: string): string {
   switch (t.kind) {
     case "string":
     case "bytes":
@@ -246,6 +246,7 @@ function mapZero(t: Type, imports: Map<string, Set<string>>, self: string): stri
     case "special":
       return SPECIAL[t.ref!].zero;
     case "wrappedList":
+      uses.add("emptyList");
       return "emptyList()"; // &ExtraValue{}: an empty, non-nil slice
     default:
       return "0";
@@ -302,7 +303,6 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
       // entry's other fields skipped by their wire types, and the reading going on at the entry's end.
       const kzero = k.kind === "string" ? '""' : "0";
       uses.add("setKey");
-      uses.add("emptyList"); // mapZero's, when a wrapped list is the value (imported only if the code calls it)
       cases.push(
         `case ${(f.number << 3) | 2}: { const e = c.len(end); let k: ${
           k.kind === "string" ? "string" : "number"
@@ -313,7 +313,7 @@ function genMessage(m: Message, uses: Set<string>, imports: Map<string, Set<stri
         }); } c.pos = e; let m = ${o} as JsonObject | null | undefined; if (!m) ${o} = m = {}; ${
           k.kind === "string" ? "const key = k;" : "const key = String(k);"
         } const value = v === undefined ? ${
-          mapZero(v, imports, self)
+          mapZero(v, uses, imports, self)
         } : v; if (key !== "__proto__") m[key] = value; else setKey(m, key, value); } break;`,
       );
     } else {

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { emptyList } from "./no_allocation_site.ts";
 
 /** Returns the object it is given from its constructor, so that a subclass's private fields go onto that object. */
 class Identity {
@@ -76,7 +77,7 @@ export function lazyDescriptor<S extends LazyValues>(
       const state = stateOf(slot, this, name);
       if ((state.known & bit) !== 0) return state.values![i];
       const value = compute(state);
-      (state.values ??= new Array<unknown>())[i] = value;
+      (state.values ??= emptyList())[i] = value;
       state.known |= bit;
       return value;
     },
@@ -86,7 +87,7 @@ export function lazyDescriptor<S extends LazyValues>(
         throw new TypeError(`Cannot assign to read only property '${name}' of a frozen object`);
       }
       const state = stateOf(slot, this, name);
-      (state.values ??= new Array<unknown>())[i] = value;
+      (state.values ??= emptyList())[i] = value;
       state.known |= bit;
     },
     enumerable: true,

@@ -12,7 +12,7 @@
  * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). `{}` and `new Array()` carry no allocation site
  * that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
  *
- * Internal: used by the generated decoders (through `wire.ts`) and the frame readers.
+ * Internal: used by the generated decoders (through `wire.ts`), the object and frame readers, and the lazy properties.
  *
  * @module
  */
