@@ -144,6 +144,11 @@ const BENCHMARKS = [
       "Candidates: `Http2ConnectionDecoderStream` → `body` → `GrpcMessageDecoderStream` → `EtcdWatchDecoderStream`, " +
       "events counted, fed (1) by a `node:net` socket to the same server (the recorded client bytes are sent first) " +
       "and (2) from memory as 64 KiB reads. The breakdown rows stop after HTTP/2 and after gRPC framing.",
+      "Before any timing, an initial sync decodes every message (`decodeEtcdWatchResponse`) and keeps and reads the " +
+      "responses, as a cache of etcd's keys would, so that every row is timed in a process whose first decoded " +
+      "objects were kept (V8 pretenures literals' allocation sites once most of what they make survives: see " +
+      "src/codec/no_allocation_site.ts). The kept rows decode each message with no streams, with every run's " +
+      "responses kept until the next run ends, against the same not kept, in rounds of their own.",
     ],
   },
   {

@@ -13,6 +13,7 @@ import {
   kubernetesValue,
 } from "../mod.ts";
 import { bytewise, drain, streamOf, utf8 } from "./_util.ts";
+import { isLiteralLine, literalLines } from "./_literals.ts";
 import { encodeWatchResponse, type EventSpec, ProtoWriter, type ResponseSpec } from "./peers/etcd_proto_encode.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -69,6 +70,42 @@ test("etcd: a WatchResponse encoded by hand from the schema's field numbers", ()
     kv: { key: "L2E=", create_revision: 5, mod_revision: 9, version: 3, value: "dg==", lease: 42 },
     prev_kv: { key: "L2E=", create_revision: 5, mod_revision: 8, version: 2 },
   });
+});
+
+test("etcd: the decoder makes what it returns without array or object literals (no V8 allocation site to pretenure)", () => {
+  // A cache of etcd's keys keeps the decoded responses; see tests/_literals.ts.
+  const name = "src/codec/etcd/watch_response.ts";
+  const text = readFileSync(new URL(`../${name}`, import.meta.url), "utf8");
+  assert.deepEqual(literalLines(name, text), []);
+  // What it wrote before is found: the response literal's nested header, and the event's.
+  assert.ok(isLiteralLine("    header: { clusterId: 0, memberId: 0, revision: 0, raftTerm: 0 },"));
+  assert.ok(
+    isLiteralLine('  const event: EtcdEvent = { type: type === 0 ? "PUT" : "DELETE", kv: kv ?? emptyKeyValue() };'),
+  );
+  // Same shapes as before: keys in the order of the schema, as JSON.stringify prints them.
+  const response = decodeEtcdWatchResponse(
+    encodeWatchResponse({ watchId: 2, events: [{ type: "PUT", kv: { key: utf8("k") } }] }),
+  );
+  assert.deepEqual(Object.keys(response), [
+    "header",
+    "watchId",
+    "created",
+    "canceled",
+    "compactRevision",
+    "cancelReason",
+    "fragment",
+    "events",
+  ]);
+  assert.deepEqual(Object.keys(response.header), ["clusterId", "memberId", "revision", "raftTerm"]);
+  assert.deepEqual(Object.keys(response.events[0]), ["type", "kv"]);
+  assert.deepEqual(Object.keys(response.events[0].kv), [
+    "key",
+    "createRevision",
+    "modRevision",
+    "version",
+    "value",
+    "lease",
+  ]);
 });
 
 test("etcd: proto3 rules: defaults, last scalar wins, messages merge, unknown and mismatched fields skipped", () => {

@@ -13,6 +13,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { builtinDecoders, DecodeError, ProtobufReader } from "../mod.ts";
 import { currentRuntime, runWithoutCodegen } from "./_util.ts";
 import { varint } from "./_protobuf.ts";
+import { isLiteralLine, literalLines } from "./_literals.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const streams = join(root, "fixtures/kubernetes/streams");
@@ -185,24 +186,18 @@ test("generated decoders: no eval or Function in the generated code or its runti
 });
 
 test("generated decoders: no array or object literal in a decoder (no V8 allocation site to pretenure)", () => {
-  // Literals carry allocation sites that V8 pretenures once most of their objects survive (a kept initial list), and
-  // decoders that fill objects field by field then run 2-3x slower for the rest of the process: they use listOf,
-  // emptyList and `{}` (runtime/no_allocation_site.ts). Code inside a function is indented; comments are skipped.
-  const arrayLiteral = /(?:[=(,:?]|\breturn|=>)\s*\[/;
-  const objectLiteral = /(?:[=(,:?]|\breturn|=>)\s*\{\s*[\w"$]+\s*[:,}]/;
+  // They use listOf, emptyList and `{}` (src/codec/no_allocation_site.ts) instead: see tests/_literals.ts.
   const dir = join(root, "src/codec/kubernetes/generated");
   const found: string[] = [];
   let lists = 0;
   for (const name of readdirSync(dir).filter((n) => n.endsWith(".ts"))) {
-    readFileSync(join(dir, name), "utf8").split("\n").forEach((line, i) => {
-      if (!/^\s/.test(line) || /^\s*(\*|\/\/)/.test(line)) return;
-      if (arrayLiteral.test(line) || objectLiteral.test(line)) found.push(`${name}:${i + 1}: ${line.trim()}`);
-      if (/\blistOf\(v\)/.test(line)) lists++;
-    });
+    const text = readFileSync(join(dir, name), "utf8");
+    found.push(...literalLines(name, text));
+    lists += text.match(/^\s.*\blistOf\(v\)/gm)?.length ?? 0;
   }
   assert.deepEqual(found, []);
   // The patterns do find what the generator wrote before: `[v]` for the first item of every repeated field.
-  assert.ok(arrayLiteral.test("          else o.items = [v];") && objectLiteral.test("  return { type, object };"));
+  assert.ok(isLiteralLine("          else o.items = [v];") && isLiteralLine("  return { type, object };"));
   assert.ok(lists > 400, `${lists} repeated fields`);
 });
 

@@ -234,7 +234,10 @@ function kvToJson(kv: EtcdKeyValue): EtcdKeyValueJson {
  * ```
  */
 export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
-  const out: EtcdEventJson = { type: event.type, kv: kvToJson(event.kv) };
+  // `{}` filled in, not a literal: a caller may keep what this returns (see ../no_allocation_site.ts).
+  const out = {} as EtcdEventJson;
+  out.type = event.type;
+  out.kv = kvToJson(event.kv);
   if (event.prevKv !== undefined) out.prev_kv = kvToJson(event.prevKv);
   return out;
 }
@@ -301,7 +304,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
   const v = kv.value;
-  if (hasKubernetesProtobufMagic(v)) return { format: "protobuf", bytes: v };
+  if (hasKubernetesProtobufMagic(v)) return protobufValue(v);
   if (v.length > 3 && v[0] === 0xd9 && v[1] === 0xd9 && v[2] === 0xf7) {
     let object: unknown;
     try {
@@ -310,7 +313,7 @@ export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
       if (e instanceof DecodeError) return undefined;
       throw e;
     }
-    return object === null ? undefined : { format: "cbor", object: object as Record<string, unknown> };
+    return object === null ? undefined : objectValue("cbor", object as Record<string, unknown>);
   }
   // Cheap test first: JSON text of an object starts with "{" after optional whitespace.
   let i = 0;
@@ -323,5 +326,21 @@ export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
     return undefined;
   }
   if (object === null || typeof object !== "object" || Array.isArray(object)) return undefined;
-  return { format: "json", object: object as Record<string, unknown> };
+  return objectValue("json", object as Record<string, unknown>);
+}
+
+// The values are `{}` filled in, not literals: a caller may keep them (see ../no_allocation_site.ts).
+
+function protobufValue(bytes: Uint8Array): KubernetesValue {
+  const value = {} as Extract<KubernetesValue, { format: "protobuf" }>;
+  value.format = "protobuf";
+  value.bytes = bytes;
+  return value;
+}
+
+function objectValue(format: "json" | "cbor", object: Record<string, unknown>): KubernetesValue {
+  const value = {} as { format: "json" | "cbor"; object: Record<string, unknown> };
+  value.format = format;
+  value.object = object;
+  return value as KubernetesValue;
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { emptyList } from "../no_allocation_site.ts";
 import { ProtobufReader } from "../protobuf/reader.ts";
 
 /**
@@ -156,8 +157,18 @@ function readHeader(r: ProtobufReader, h: EtcdResponseHeader): EtcdResponseHeade
   return h;
 }
 
+// What this decoder returns is made with `{}` filled in and `emptyList()`, not literals: a cache of etcd's keys keeps
+// them, and V8 would then pretenure the literals' allocation sites (see ../no_allocation_site.ts).
+
 function emptyKeyValue(): EtcdKeyValue {
-  return { key: EMPTY, createRevision: 0, modRevision: 0, version: 0, value: EMPTY, lease: 0 };
+  const kv = {} as EtcdKeyValue;
+  kv.key = EMPTY;
+  kv.createRevision = 0;
+  kv.modRevision = 0;
+  kv.version = 0;
+  kv.value = EMPTY;
+  kv.lease = 0;
+  return kv;
 }
 
 function readKeyValue(r: ProtobufReader, kv: EtcdKeyValue): EtcdKeyValue {
@@ -225,7 +236,9 @@ function readEvent(r: ProtobufReader): EtcdEvent {
     }
   }
   if (type !== 0 && type !== 1) throw r.error(typeAt, `unknown mvccpb.Event type ${type} (PUT is 0, DELETE 1)`);
-  const event: EtcdEvent = { type: type === 0 ? "PUT" : "DELETE", kv: kv ?? emptyKeyValue() };
+  const event = {} as EtcdEvent;
+  event.type = type === 0 ? "PUT" : "DELETE";
+  event.kv = kv ?? emptyKeyValue();
   if (prevKv !== undefined) event.prevKv = prevKv;
   return event;
 }
@@ -248,16 +261,20 @@ function readEvent(r: ProtobufReader): EtcdEvent {
  */
 export function decodeEtcdWatchResponse(bytes: Uint8Array, baseOffset = 0): EtcdWatchResponse {
   const r = new ProtobufReader(bytes, baseOffset);
-  const response: EtcdWatchResponse = {
-    header: { clusterId: 0, memberId: 0, revision: 0, raftTerm: 0 },
-    watchId: 0,
-    created: false,
-    canceled: false,
-    compactRevision: 0,
-    cancelReason: "",
-    fragment: false,
-    events: [],
-  };
+  const header = {} as EtcdResponseHeader;
+  header.clusterId = 0;
+  header.memberId = 0;
+  header.revision = 0;
+  header.raftTerm = 0;
+  const response = {} as EtcdWatchResponse;
+  response.header = header;
+  response.watchId = 0;
+  response.created = false;
+  response.canceled = false;
+  response.compactRevision = 0;
+  response.cancelReason = "";
+  response.fragment = false;
+  response.events = emptyList<EtcdEvent>();
   while (!r.done) {
     const tag = r.tag();
     const wire = tag & 7;

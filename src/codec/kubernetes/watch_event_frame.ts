@@ -12,7 +12,7 @@ import { fillFrame } from "../../framing/frame_splitter.ts";
 import { readSpanningMetadataEvent } from "./spanning_metadata_event.ts";
 import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
-import { watchEventOf } from "./runtime/no_allocation_site.ts";
+import { watchEventOf } from "../no_allocation_site.ts";
 
 const LEN = 2;
 

@@ -33,6 +33,7 @@ import { readGoString } from "./go_string.ts";
 import { base64Std } from "./base64.ts";
 import { formatRfc3339Nano, nanoFraction, TWO_DIGITS } from "./go_time.ts";
 import { setKey } from "./set_key.ts";
+import { emptyList } from "../../no_allocation_site.ts";
 
 /** Whether FieldsV1 bytes starting with `byte` are CBOR (else they are JSON). */
 export function isCborFieldsV1(byte: number): boolean {
@@ -257,7 +258,8 @@ class CborReader {
           count: 0,
           depth,
           encodings: pushed,
-          items: [],
+          // An array's items are the array returned: no literal, so no allocation site to pretenure.
+          items: emptyList(),
         });
         return OPEN;
       }

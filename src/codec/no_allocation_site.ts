@@ -1,6 +1,6 @@
 /**
- * How the Kubernetes protobuf decoders make the arrays, objects and events they return: in forms that carry no V8
- * allocation site, so that V8 never pretenures them.
+ * How the decoders (Kubernetes protobuf, etcd, Kubernetes CBOR) make the arrays, objects and events they return: in
+ * forms that carry no V8 allocation site, so that V8 never pretenures them.
  *
  * V8 tracks array literals (`[v]`, `[]`) and object literals with properties (`{ type, object }`) by allocation site:
  * when most objects of a site survive young-generation collections, as when a caller keeps every decoded object of an
@@ -9,15 +9,19 @@
  * (each store goes through the write barrier) and are freed only by full collections: after thousands of kept objects,
  * full decoding of a Pod ran 2-3x slower in Node 20 and Deno and 1.3x in Node 26 for the rest of the process, whether
  * or not the later objects were kept, and kept ones 1.6-3x slower in Node 26 and Deno (see the comment at
- * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). `{}` and `new Array()` carry no allocation site
- * that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
+ * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). etcd's `WatchResponse` decoding ran 1.5-2x slower
+ * in Node 20 and 1.6x in Deno after an initial sync's responses were kept (`bench/etcd.bench.ts`). `{}` and
+ * `new Array()` carry no allocation site that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
+ * What it gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation;
+ * etcd responses all kept decode about 15% slower in Node 20 without it (no difference in Node 26, Deno and Bun).
  *
- * Internal: used by the generated decoders (through `wire.ts`), the object and frame readers, and the lazy properties.
+ * Internal: used by the generated decoders (through `kubernetes/wire.ts`), the Kubernetes object and frame readers,
+ * the lazy properties, the etcd decoder and the Kubernetes CBOR decoder.
  *
  * @module
  */
-import type { WatchEvent } from "../../../events.ts";
-import type { JsonObject } from "../registry.ts";
+import type { WatchEvent } from "../events.ts";
+import type { JsonObject } from "./kubernetes/registry.ts";
 
 /** A new array holding `v`: what `[v]` makes, without its allocation site. */
 export function listOf(v: unknown): unknown[] {
@@ -28,8 +32,8 @@ export function listOf(v: unknown): unknown[] {
 }
 
 /** A new empty array: what `[]` makes, without its allocation site. */
-export function emptyList(): unknown[] {
-  return new Array<unknown>();
+export function emptyList<T = unknown>(): T[] {
+  return new Array<T>();
 }
 
 /** A new object whose first properties are `kind` and `apiVersion` (the order the API server writes them in). */
