@@ -13,7 +13,7 @@
  * in Node 20 and 1.6x in Deno after an initial sync's responses were kept (`bench/etcd.bench.ts`). `{}` and
  * `new Array()` carry no allocation site that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
  * What it gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation;
- * etcd responses all kept decode about 15% slower in Node 20 without it (no difference in Node 26, Deno and Bun).
+ * etcd responses all kept decode about 15% slower in Node 20 without it (within noise in Node 26, Deno and Bun).
  *
  * Internal: used by the generated decoders (through `kubernetes/wire.ts`), the Kubernetes object and frame readers,
  * the lazy properties, the etcd decoder and the Kubernetes CBOR decoder.
