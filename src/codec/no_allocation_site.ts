@@ -10,7 +10,8 @@
  * full decoding of a Pod ran 2-3x slower in Node 20 and Deno and 1.3x in Node 26 for the rest of the process, whether
  * or not the later objects were kept, and kept ones 1.6-3x slower in Node 26 and Deno (see the comment at
  * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). etcd's `WatchResponse` decoding ran 1.5-2x slower
- * in Node 20 and 1.6x in Deno after an initial sync's responses were kept (`bench/etcd.bench.ts`). `{}` and
+ * in Node 20 and 1.6-1.8x in Node 26 and Deno after an initial sync's responses were kept (a probe decoding the
+ * messages alone; see `initialSync` in `bench/etcd.bench.ts`). `{}` and
  * `new Array()` carry no allocation site that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
  * What it gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation;
  * etcd responses all kept decode about 15% slower in Node 20 without it (within noise in Node 26, Deno and Bun).
