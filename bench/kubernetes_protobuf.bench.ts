@@ -502,9 +502,9 @@ for (const k of KINDS) {
   // The check first, before any timing: it keeps every event of three decodings of the distinct objects until it has
   // compared them, as an informer keeps its initial list, so the process's first decoded objects mostly survive. V8
   // pretenures what an allocation site (a literal) makes once most of it survives, and in Node 20 does not go back:
-  // before the decoders made their objects without allocation sites (src/codec/
-  // no_allocation_site.ts), this order left full decoding 2-3x slower in Node 20 and Deno for the rest of the run (it
-  // was run after the timing then). It throws before any figure is written.
+  // before the decoders made their objects without allocation sites (src/codec/no_allocation_site.ts), this order left
+  // full decoding 2-3x slower in Node 20 and Deno for the rest of the run (it was run after the timing then). It throws
+  // before any figure is written.
   await checkDistinct(distinctPbReads, distinctJsonReads, events);
   const t = await measure(cases, OPTIONS);
   // The distinct objects kept as an informer's store keeps them, against the same not kept, in rounds of their own

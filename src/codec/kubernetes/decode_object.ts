@@ -16,7 +16,7 @@ import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoder
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
-import { objectOfKind } from "../no_allocation_site.ts";
+import { emptyList, objectOfKind } from "../no_allocation_site.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
@@ -199,7 +199,7 @@ export function lazyObjectMeta(
   decode = keptBytesDecoder(decode);
   const c = new ProtobufCursor(raw, start, baseOffset);
   // The collections present: [field number, start of its first occurrence, end of its last] each.
-  const ranges = new Array<number>(); // not `[]`: see src/codec/no_allocation_site.ts
+  const ranges = emptyList<number>();
   let last = 0;
   while (c.pos < end) {
     const at = c.pos;
