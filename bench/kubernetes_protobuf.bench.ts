@@ -31,8 +31,9 @@
  *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode; `framing-only-meta-copy`: that, and
  *   each frame copied into a pool where metadata mode copies its object's bytes: the floor under metadata mode with
  *   the default `inputViews: "bounded"`; `framing-only-meta-copy-accessors`: that, and each item carrying a new object
- *   with the own accessors metadata mode defines on the event's ObjectMeta (its collections present): the floor of
- *   metadata mode's design (an item per event, the retention bound, collections decoded on first read).
+ *   made as metadata mode makes the event's ObjectMeta, its values already decoded (the scalars set, then the own
+ *   accessors of its collections defined): the floor of metadata mode's design (an item per event, the retention
+ *   bound, collections decoded on first read).
  *
  * The same object repeats, so the strings the decoder interns (ASCII up to 32 bytes, any up to 128; see
  * src/codec/kubernetes/runtime/go_string.ts) are found again every time: that cache's best case. So is each
@@ -248,16 +249,11 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
   /**
    * `copy` (with `deferSpanning`): each frame's bytes also copied where metadata mode (`inputViews: "bounded"`, the
    * default) copies its object's bytes, into the same kind of pool: a frame in a read too large to keep a view of, a
-   * frame whose pieces are. The object's bytes are the frame's but for a few dozen bytes of envelope. `accessors`
-   * (with `copy`): each item also carries a new object with these own accessors defined, as metadata mode defines an
-   * ObjectMeta's collections: descriptors made once and shared by every object and run, as the decoder's are (made per
-   * run, each run's new getters would give V8 new transitions and shapes, and cost more than the decoder's do).
+   * frame whose pieces are. The object's bytes are the frame's but for a few dozen bytes of envelope. `shape` (with
+   * `copy`): each item also carries a new object made as metadata mode makes the event's ObjectMeta, its values
+   * already decoded (see {@linkcode MetadataShape}).
    */
-  constructor(
-    deferSpanning: boolean,
-    copy = false,
-    accessors: readonly (readonly [string, PropertyDescriptor])[] = [],
-  ) {
+  constructor(deferSpanning: boolean, copy = false, shape?: MetadataShape) {
     // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: core.ts re-exports that module whole).
     const splitter = new FrameSplitter({
       flagged: false,
@@ -276,17 +272,18 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
       }
       return pool.copy(frame, 0, frame.length).length;
     };
-    const withAccessors = (): object => {
-      const metadata = {};
-      for (const [name, descriptor] of accessors) Object.defineProperty(metadata, name, descriptor);
+    const metadataOf = (shape: MetadataShape): object => {
+      const metadata: Record<string, unknown> = {};
+      for (const [key, value] of shape.scalars) metadata[key] = value;
+      for (const [key, descriptor] of shape.accessors) Object.defineProperty(metadata, key, descriptor);
       return metadata;
     };
     super({
       push(chunk, emit) {
         splitter.push(chunk, (frame, _flag, _offset, ownership, pieces) => {
-          if (accessors.length === 0) {
+          if (shape === undefined) {
             emit({ type: "ADDED", bytes: copy ? keep(frame, ownership, pieces) : frame.length });
-          } else emit({ type: "ADDED", bytes: keep(frame, ownership, pieces), metadata: withAccessors() });
+          } else emit({ type: "ADDED", bytes: keep(frame, ownership, pieces), metadata: metadataOf(shape) });
         });
       },
       finish() {
@@ -302,14 +299,27 @@ function inertAccessor(): PropertyDescriptor {
 }
 
 /**
- * The own accessors (decoded on first read) of the event's ObjectMeta in metadata mode, its collections present: their
- * names, each with an inert accessor pair to define in its place.
+ * How metadata mode makes an event's ObjectMeta, in its key order: the scalars it decodes now (set, with their
+ * decoded values), then its collections present, own accessors decoded on first read (defined, each with an inert
+ * pair). The descriptors are made once and shared by every object and run, as the decoder's are: made per run, each
+ * run's new getters gave V8 new transitions and shapes, and cost twice what the decoder's do.
  */
-function lazyAccessors(reader: KubernetesObjectReader, event: Uint8Array): [string, PropertyDescriptor][] {
+interface MetadataShape {
+  scalars: [string, unknown][];
+  accessors: [string, PropertyDescriptor][];
+}
+
+/** The {@linkcode MetadataShape} of the event's ObjectMeta in metadata mode; throws unless it has accessors last. */
+function metadataShape(reader: KubernetesObjectReader, event: Uint8Array): MetadataShape {
   const { metadata } = decodeWatchEventFrame(reader, event, 4, "own").object as { metadata: object };
-  return Object.entries(Object.getOwnPropertyDescriptors(metadata))
-    .filter(([, descriptor]) => descriptor.get !== undefined)
-    .map(([name]) => [name, inertAccessor()]);
+  const shape: MetadataShape = { scalars: [], accessors: [] };
+  for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(metadata))) {
+    if (descriptor.get === undefined) {
+      if (shape.accessors.length > 0) throw new Error(`metadata mode: scalar ${key} after an accessor`);
+      shape.scalars.push([key, descriptor.value]);
+    } else shape.accessors.push([key, inertAccessor()]);
+  }
+  return shape;
 }
 
 async function count(stream: ReadableStream<unknown>): Promise<number> {
@@ -399,7 +409,7 @@ for (const k of KINDS) {
   const metaReader = new KubernetesObjectReader({ decoders: builtinDecoders, mode: "metadata" });
   const wholeMetaReader = new KubernetesObjectReader({ decoders: wholeMetadataDecoders, mode: "metadata" });
   checkWholeMetadata(wholeMetaReader, eventBytes);
-  const accessors = lazyAccessors(metaReader, eventBytes);
+  const shape = metadataShape(metaReader, eventBytes);
   // `before`, if given, runs before each event (in the timed loop).
   const coreEvents = (reader: KubernetesObjectReader, ownership: FrameOwnership, before?: () => void) => () => {
     let n = 0;
@@ -493,7 +503,7 @@ for (const k of KINDS) {
     {
       name: "framing-only-meta-copy-accessors",
       expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, true, accessors))),
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, true, shape))),
     },
     {
       name: "core-json",
@@ -680,8 +690,8 @@ for (const k of KINDS) {
         `${fmt.ratio(metaCopyFloor)} vs full`,
       ),
       streamRow(
-        `reference: the same, each item also carrying a new object with the ${accessors.length} own accessors metadata mode defines on this ObjectMeta (${
-          accessors.map(([name]) => name).join(", ")
+        `reference: the same, each item also carrying a new object made as metadata mode makes this ObjectMeta, its values already decoded: ${shape.scalars.length} scalars set, then ${shape.accessors.length} own accessors defined (${
+          shape.accessors.map(([key]) => key).join(", ")
         }), nothing decoded: the floor of metadata mode's design (an item per event, the retention bound, collections decoded on first read)`,
         "framing-only-meta-copy-accessors",
         pbBody,

@@ -167,10 +167,10 @@ const BENCHMARKS = [
       "in their views rather than copying it together (its ratio vs full bounds what metadata mode can reach), and " +
       "that floor with each frame also copied into a pool where metadata mode, by default, copies its object's bytes " +
       "(the reads are too large to keep a view of): what the copy alone costs before anything is decoded; and that, " +
-      "with each item carrying a new object on which the own accessors metadata mode defines for the event's " +
-      "ObjectMeta (its collections present, decoded on first read) are defined, descriptors shared as the decoder's " +
-      "are: the floor of metadata mode's design (an item per event, the retention bound, collections left to first " +
-      "read), what is left of its time being the decoding itself (envelope, ObjectMeta's scalars, the objects). The " +
+      "with each item carrying a new object made as metadata mode makes the event's ObjectMeta, its values already " +
+      "decoded (its scalars set, then the own accessors of its collections defined, descriptors shared as the " +
+      "decoder's are): the floor of metadata mode's design (an item per event, the retention bound, collections left " +
+      "to first read), what is left of its time being the decoding itself (the envelope, ObjectMeta's values). The " +
       "same object repeats, so the strings the protobuf decoder interns (ASCII up to " +
       "32 bytes, any up to 128) are found again every time: the best case for that cache, as for a stream of objects " +
       "that share names, labels, images and messages; a string of 33-128 bytes seen for the first time costs 30-160 " +
