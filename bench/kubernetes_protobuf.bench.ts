@@ -272,18 +272,13 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
       }
       return pool.copy(frame, 0, frame.length).length;
     };
-    const metadataOf = (shape: MetadataShape): object => {
-      const metadata: Record<string, unknown> = {};
-      for (const [key, value] of shape.scalars) metadata[key] = value;
-      for (const [key, descriptor] of shape.accessors) Object.defineProperty(metadata, key, descriptor);
-      return metadata;
-    };
     super({
       push(chunk, emit) {
         splitter.push(chunk, (frame, _flag, _offset, ownership, pieces) => {
-          if (shape === undefined) {
-            emit({ type: "ADDED", bytes: copy ? keep(frame, ownership, pieces) : frame.length });
-          } else emit({ type: "ADDED", bytes: keep(frame, ownership, pieces), metadata: metadataOf(shape) });
+          const bytes = copy ? keep(frame, ownership, pieces) : frame.length;
+          emit(
+            shape === undefined ? { type: "ADDED", bytes } : { type: "ADDED", bytes, metadata: objectOfShape(shape) },
+          );
         });
       },
       finish() {
@@ -311,15 +306,31 @@ interface MetadataShape {
 
 /** The {@linkcode MetadataShape} of the event's ObjectMeta in metadata mode; throws unless it has accessors last. */
 function metadataShape(reader: KubernetesObjectReader, event: Uint8Array): MetadataShape {
-  const { metadata } = decodeWatchEventFrame(reader, event, 4, "own").object as { metadata: object };
   const shape: MetadataShape = { scalars: [], accessors: [] };
-  for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(metadata))) {
-    if (descriptor.get === undefined) {
-      if (shape.accessors.length > 0) throw new Error(`metadata mode: scalar ${key} after an accessor`);
-      shape.scalars.push([key, descriptor.value]);
-    } else shape.accessors.push([key, inertAccessor()]);
+  for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(eventMetadata(reader, event)))) {
+    if (isAccessor(descriptor)) shape.accessors.push([key, inertAccessor()]);
+    else if (shape.accessors.length > 0) throw new Error(`metadata mode: scalar ${key} after an accessor`);
+    else shape.scalars.push([key, descriptor.value]);
   }
   return shape;
+}
+
+/** A new object made as `shape` says: its scalars set, then its accessors defined. */
+function objectOfShape(shape: MetadataShape): object {
+  const metadata: Record<string, unknown> = {};
+  for (const [key, value] of shape.scalars) metadata[key] = value;
+  for (const [key, descriptor] of shape.accessors) Object.defineProperty(metadata, key, descriptor);
+  return metadata;
+}
+
+/** The `metadata` of the event's object, as `reader` decodes it. */
+function eventMetadata(reader: KubernetesObjectReader, event: Uint8Array): Record<string, unknown> {
+  return (decodeWatchEventFrame(reader, event, 4, "own").object as { metadata: Record<string, unknown> }).metadata;
+}
+
+/** Whether a property is an accessor (what metadata mode makes of what it decodes on first read). */
+function isAccessor(descriptor: PropertyDescriptor): boolean {
+  return !("value" in descriptor);
 }
 
 async function count(stream: ReadableStream<unknown>): Promise<number> {
@@ -377,12 +388,10 @@ const wholeMetadataDecoders: KubernetesProtobufDecoders = {
 
 /** Throws unless `reader` decodes the event's metadata whole: collections and fieldsV1 as data properties. */
 function checkWholeMetadata(reader: KubernetesObjectReader, event: Uint8Array): void {
-  const { metadata } = decodeWatchEventFrame(reader, event, 4, "own").object as {
-    metadata: Record<string, unknown> & { managedFields?: Record<string, unknown>[] };
-  };
+  const metadata = eventMetadata(reader, event) as { managedFields?: Record<string, unknown>[] };
   const accessors = Object.entries(Object.getOwnPropertyDescriptors(metadata))
     .concat((metadata.managedFields ?? []).flatMap((entry) => Object.entries(Object.getOwnPropertyDescriptors(entry))))
-    .filter(([, descriptor]) => !("value" in descriptor));
+    .filter(([, descriptor]) => isAccessor(descriptor));
   if (accessors.length > 0) throw new Error(`metadata decoded whole has accessors: ${accessors.map(([k]) => k)}`);
 }
 
