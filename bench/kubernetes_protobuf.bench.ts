@@ -58,6 +58,7 @@ import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
 import { decodeTop } from "../src/codec/kubernetes/wire.ts";
 import { forgetRepeatedJson } from "../src/codec/kubernetes/runtime/repeated_json.ts";
+import { lazyDescriptor, type LazyValues, privateSlot } from "../src/codec/kubernetes/runtime/lazy_property.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
 import { fillFrame, type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
@@ -288,16 +289,18 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
   }
 }
 
-/** An accessor pair like a lazy property's (enumerable, configurable, a getter and a setter) that does nothing. */
-function inertAccessor(): PropertyDescriptor {
-  return { get() {}, set(_value: unknown) {}, enumerable: true, configurable: true };
-}
+/**
+ * The accessors' state: the row's objects never attach it (never read, their accessors are never called), as the
+ * decoder's objects do (that slot is part of what the decoding costs).
+ */
+const shapeSlot = privateSlot<LazyValues>();
 
 /**
  * How metadata mode makes an event's ObjectMeta, in its key order: the scalars it decodes now (set, with their
- * decoded values), then its collections present, own accessors decoded on first read (defined, each with an inert
- * pair). The descriptors are made once and shared by every object and run, as the decoder's are: made per run, each
- * run's new getters gave V8 new transitions and shapes, and the accessors cost Node 20 about twice as much.
+ * decoded values), then its collections present, own accessors decoded on first read (defined, each with the
+ * decoder's kind of pair, `lazyDescriptor`, on a slot of its own). The descriptors are made once and shared by every
+ * object and run, as the decoder's are: made per run, each run's new getters gave V8 new transitions and shapes, and
+ * the accessors cost Node 20 about twice as much.
  */
 interface MetadataShape {
   scalars: [string, unknown][];
@@ -308,8 +311,9 @@ interface MetadataShape {
 function metadataShape(reader: KubernetesObjectReader, event: Uint8Array): MetadataShape {
   const shape: MetadataShape = { scalars: [], accessors: [] };
   for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(eventMetadata(reader, event)))) {
-    if (isAccessor(descriptor)) shape.accessors.push([key, inertAccessor()]);
-    else if (shape.accessors.length > 0) throw new Error(`metadata mode: scalar ${key} after an accessor`);
+    if (isAccessor(descriptor)) {
+      shape.accessors.push([key, lazyDescriptor(shapeSlot, key, shape.accessors.length, () => undefined)]);
+    } else if (shape.accessors.length > 0) throw new Error(`metadata mode: scalar ${key} after an accessor`);
     else shape.scalars.push([key, descriptor.value]);
   }
   return shape;
