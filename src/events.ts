@@ -49,7 +49,8 @@ export interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;
   apiVersion?: string;
-  time?: string;
+  /** `null` where the entry's `*metav1.Time` is set to the zero time (Go writes that as null). */
+  time?: string | null;
   fieldsType?: string;
   fieldsV1?: unknown;
   subresource?: string;
