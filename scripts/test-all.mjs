@@ -7,16 +7,21 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const only = process.argv.slice(2);
+// `--suite servers`: the tests of tests/servers/ (scripts/test-servers.mjs sets up their servers and passes this).
+const args = process.argv.slice(2);
+const suiteAt = args.indexOf("--suite");
+const suite = suiteAt >= 0 ? args.splice(suiteAt, 2)[1] : "main";
+const prefix = suite === "servers" ? "test:servers:" : "test:";
+const only = args;
 // Node's test runner reports in TAP when not on a terminal up to Node 22, later with the spec reporter; the Node that
 // runs npm may be either.
 const nodeCounts = { pass: /^(?:# |ℹ )pass (\d+)/m, fail: /^(?:# |ℹ )fail (\d+)/m };
 const runtimes = [
-  { name: "node", script: "test:node", ...nodeCounts, failures: nodeFailures },
-  { name: "node-lts", script: "test:node-lts", ...nodeCounts, failures: nodeFailures },
-  { name: "deno", script: "test:deno", pass: /(\d+) passed/, fail: /(\d+) failed/, failures: denoFailures },
-  { name: "bun", script: "test:bun", pass: /^\s*(\d+) pass$/m, fail: /^\s*(\d+) fail$/m, failures: bunFailures },
-].filter((r) => only.length === 0 || only.includes(r.name));
+  { name: "node", script: `${prefix}node`, ...nodeCounts, failures: nodeFailures },
+  { name: "node-lts", script: `${prefix}node-lts`, ...nodeCounts, failures: nodeFailures },
+  { name: "deno", script: `${prefix}deno`, pass: /(\d+) passed/, fail: /(\d+) failed/, failures: denoFailures },
+  { name: "bun", script: `${prefix}bun`, pass: /^\s*(\d+) pass$/m, fail: /^\s*(\d+) fail$/m, failures: bunFailures },
+].filter((r) => (only.length === 0 ? suite === "main" || r.name !== "node-lts" : only.includes(r.name)));
 
 /** The lines around each place a report says a test failed (`before` lines ahead of it, `after` behind). */
 function around(lines, isFailure, before, after) {

@@ -27,6 +27,7 @@ export function binaryPaths() {
   const etcd = join(cacheDir(), `etcd-${ETCD_VERSION}`);
   return {
     kubeApiserver: join(kube, "kube-apiserver"),
+    kubectl: join(kube, "kubectl"),
     etcd: join(etcd, "etcd"),
     etcdctl: join(etcd, "etcdctl"),
   };
@@ -79,6 +80,7 @@ function buildModule({ name, root, version, replaces, binaries, ldflags }) {
   writeFileSync(join(work, "go.mod"), lines.join("\n") + "\n");
   go(["get", ...Object.keys(binaries).map((p) => `${p}@${version}`)], work);
   for (const [pkg, binary] of Object.entries(binaries)) {
+    if (existsSync(binary)) continue;
     mkdirSync(dirname(binary), { recursive: true });
     const temporary = `${binary}.partial`;
     go(["build", "-trimpath", "-ldflags", ldflags, "-o", temporary, pkg], work);
@@ -103,12 +105,12 @@ function kubernetesLdflags() {
   return flags.join(" ");
 }
 
-/** Builds kube-apiserver unless the cache has it; returns its path. */
-export function buildKubeApiserver() {
-  const { kubeApiserver } = binaryPaths();
-  if (existsSync(kubeApiserver)) return kubeApiserver;
+/** Builds kube-apiserver and kubectl (of the same version: an independent client) unless the cache has them. */
+export function buildKubernetes() {
+  const { kubeApiserver, kubectl } = binaryPaths();
+  if (existsSync(kubeApiserver) && existsSync(kubectl)) return { kubeApiserver, kubectl };
   const started = Date.now();
-  console.error(`== building kube-apiserver ${KUBERNETES_VERSION} from the Go module proxy (several minutes)`);
+  console.error(`== building kube-apiserver and kubectl ${KUBERNETES_VERSION} from the Go module proxy (minutes)`);
   buildModule({
     name: "kube-apiserver",
     root: "k8s.io/kubernetes",
@@ -116,11 +118,11 @@ export function buildKubeApiserver() {
     // Its staging modules are pinned at v0.0.0 and replaced to ./staging, which a module outside its tree cannot use:
     // each is replaced by its release of the same Kubernetes version (v0.37.2 for v1.37.2).
     replaces: (goMod) => stagingModules(goMod).map((m) => [m, `${m} v0${KUBERNETES_VERSION.slice(2)}`]),
-    binaries: { "k8s.io/kubernetes/cmd/kube-apiserver": kubeApiserver },
+    binaries: { "k8s.io/kubernetes/cmd/kube-apiserver": kubeApiserver, "k8s.io/kubernetes/cmd/kubectl": kubectl },
     ldflags: kubernetesLdflags(),
   });
-  console.error(`== kube-apiserver built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  return kubeApiserver;
+  console.error(`== kube-apiserver and kubectl built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return { kubeApiserver, kubectl };
 }
 
 /** Builds etcd and etcdctl unless the cache has them; returns their paths. */
@@ -148,6 +150,6 @@ export function buildEtcd() {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { etcd, etcdctl } = buildEtcd();
-  const kubeApiserver = buildKubeApiserver();
-  console.log(JSON.stringify({ kubeApiserver, etcd, etcdctl }, null, 2));
+  const { kubeApiserver, kubectl } = buildKubernetes();
+  console.log(JSON.stringify({ kubeApiserver, kubectl, etcd, etcdctl }, null, 2));
 }

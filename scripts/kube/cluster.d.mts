@@ -25,7 +25,7 @@ export interface ClusterOptions {
 export interface Cluster {
   dir: string;
   pki: Pki;
-  binaries: { kubeApiserver: string; etcd: string; etcdctl: string };
+  binaries: { kubeApiserver: string; kubectl: string; etcd: string; etcdctl: string };
   etcdUrl: string;
   /** kube-apiserver's base URL, https://127.0.0.1:PORT. */
   server: string;
@@ -48,3 +48,5 @@ export interface Cluster {
 export function startCluster(options?: ClusterOptions): Promise<Cluster>;
 /** Stops the cluster whose PIDs are in `dir`. */
 export function stopCluster(dir: string): Promise<void>;
+/** A cluster another process started, from its directory's cluster.json (stop and destroy do nothing). */
+export function attachCluster(dir: string): Cluster;

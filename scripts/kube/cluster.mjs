@@ -16,7 +16,7 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildEtcd, buildKubeApiserver } from "./build.mjs";
+import { buildEtcd, buildKubernetes } from "./build.mjs";
 import { makePki } from "./pki.mjs";
 import { freePort } from "../free-port.mjs";
 
@@ -161,7 +161,7 @@ process.stdout.write(JSON.stringify({
  * @param {import("./cluster.d.mts").ClusterOptions} [options]
  */
 export async function startCluster(options = {}) {
-  const binaries = { ...buildEtcd(), kubeApiserver: buildKubeApiserver() };
+  const binaries = { ...buildEtcd(), ...buildKubernetes() };
   const dir = resolve(options.dir ?? mkdtempSync(join(tmpdir(), "watchwire-kube-")));
   mkdirSync(dir, { recursive: true });
   const pki = makePki(join(dir, "pki"), {
@@ -296,7 +296,32 @@ export async function startCluster(options = {}) {
   }
   cluster.startSeconds = (Date.now() - started) / 1000;
   writeFileSync(cluster.kubeconfig, kubeconfigText({ server: cluster.server, pki, execPlugin }));
+  writeFileSync(join(dir, "cluster.json"), JSON.stringify(describe(cluster), null, 2) + "\n");
   return cluster;
+}
+
+/** What a running cluster's cluster.json says (its data, not its methods). */
+function describe(cluster) {
+  const { stop: _s, restartApiserver: _r, destroy: _d, execPluginRuns: _e, ...data } = cluster;
+  return data;
+}
+
+/**
+ * A cluster that another process started (`start`, or scripts/test-servers.mjs), from its directory's cluster.json:
+ * the same fields as startCluster's, `stop` and `destroy` left to the process that started it.
+ * @param {string} dir
+ */
+export function attachCluster(dir) {
+  const data = JSON.parse(readFileSync(join(dir, "cluster.json"), "utf8"));
+  return {
+    ...data,
+    pki: { ...data.pki, read: (/** @type {string} */ path) => readFileSync(path, "utf8") },
+    execPluginRuns: () =>
+      existsSync(`${data.execPlugin}.runs`) ? readFileSync(`${data.execPlugin}.runs`, "utf8").length : 0,
+    stop: async () => {},
+    destroy: async () => {},
+    restartApiserver: () => Promise.reject(new Error("an attached cluster cannot be restarted; start one of your own")),
+  };
 }
 
 /** Stops the cluster whose PIDs are in `dir`. */

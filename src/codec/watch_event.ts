@@ -26,6 +26,15 @@ export function toWatchEvent<T = KubernetesObject>(value: unknown): WatchEvent<T
   }
   const { type, object } = value as { type?: unknown; object?: unknown };
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
+    const { kind, items } = value as { kind?: unknown; items?: unknown };
+    if (Array.isArray(items) && type === undefined) {
+      const what = typeof kind === "string" ? `a ${kind.slice(0, 64)}` : "a list";
+      throw new DecodeError(
+        "EVENT_INVALID",
+        0,
+        `the body is ${what} (a list's answer), not a stream of watch events: was watch=true left out of the URL?`,
+      );
+    }
     throw new DecodeError("EVENT_INVALID", 0, `a watch event's "object" must be an object, not ${kindOf(object)}`);
   }
   switch (type) {

@@ -1,5 +1,5 @@
 /**
- * A real etcd session for tests and for scripts/record-etcd-fixture.ts: starts `etcd` (Debian: etcd-server) on
+ * A real etcd session for tests and for scripts/record-etcd-fixture.ts: starts `etcd` (the built v3.7.3, or Debian's) on
  * loopback with its own temporary data dir and free ports, runs `etcdctl watch --prefix /k -w json --prev-kv` and a
  * plain `etcdctl watch --prefix /k` through the loopback recording proxy while another etcdctl puts and deletes keys
  * (a value over 16 KB, a JSON object, a `k8s\0` protobuf-looking binary value included), and returns what etcdctl
@@ -7,6 +7,7 @@
  * decoded responses into the shape etcdctl prints, for comparison.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,9 +22,22 @@ import {
   type Http2Exchange,
 } from "../../mod.ts";
 import { freePort } from "../../scripts/free-port.mjs";
+import { binaryPaths } from "../../scripts/kube/build.mjs";
 import { type RecordedConnection, startRecordingProxy } from "./recording_proxy.ts";
 
-export const ETCD_INSTALL = "apt-get update && apt-get install -y etcd-server etcd-client";
+/** How to get etcd: the one the server tests build (etcd v3.7.3, scripts/kube/build.mjs). */
+export const ETCD_INSTALL = "node scripts/kube/build.mjs";
+
+/**
+ * The etcd and etcdctl binaries: those scripts/kube/build.mjs built, else the ones on PATH (Debian's etcd-server and
+ * etcd-client, which scripts/record-etcd-fixture.ts recorded the committed fixture with).
+ */
+const binaries = (() => {
+  const built = binaryPaths();
+  return existsSync(built.etcd) && existsSync(built.etcdctl)
+    ? { etcd: built.etcd, etcdctl: built.etcdctl }
+    : { etcd: "etcd", etcdctl: "etcdctl" };
+})();
 export const WATCH_JSON_ARGS = ["watch", "--prefix", "/k", "-w", "json", "--prev-kv"];
 export const WATCH_PLAIN_ARGS = ["watch", "--prefix", "/k"];
 
@@ -34,12 +48,12 @@ export function etcdVersions(): { etcd: string; etcdctl: string } {
     if (r.error || r.status !== 0) {
       throw new Error(
         `${cmd} is not installed or does not run (${r.error?.message ?? r.stderr}); ` +
-          `the real etcd test needs Debian's etcd: ${ETCD_INSTALL}`,
+          `the real etcd test needs etcd: ${ETCD_INSTALL}`,
       );
     }
     return r.stdout.trim();
   };
-  return { etcd: run("etcd", ["--version"]), etcdctl: run("etcdctl", ["version"]) };
+  return { etcd: run(binaries.etcd, ["--version"]), etcdctl: run(binaries.etcdctl, ["version"]) };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,7 +62,7 @@ const env = () => ({ ...process.env, ETCDCTL_API: "3" });
 /** Runs etcdctl to completion; `input` goes to its stdin. */
 function etcdctl(endpoint: string, args: string[], input?: Uint8Array): Promise<{ status: number; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("etcdctl", ["--endpoints", endpoint, ...args], { env: env(), stdio: "pipe" });
+    const child = spawn(binaries.etcdctl, ["--endpoints", endpoint, ...args], { env: env(), stdio: "pipe" });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -64,7 +78,10 @@ function etcdctl(endpoint: string, args: string[], input?: Uint8Array): Promise<
 
 /** A long-running etcdctl whose stdout is collected as bytes. */
 function background(endpoint: string, args: string[]) {
-  const child = spawn("etcdctl", ["--endpoints", endpoint, ...args], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(binaries.etcdctl, ["--endpoints", endpoint, ...args], {
+    env: env(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const out: Uint8Array[] = [];
   let stderr = "";
   child.stdout.on("data", (d: Uint8Array) => out.push(new Uint8Array(d)));
@@ -139,7 +156,7 @@ export async function runEtcdSession(): Promise<EtcdSession> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const server = spawn("etcd", [
+  const server = spawn(binaries.etcd, [
     "--name",
     "watchwire",
     "--data-dir",
@@ -293,7 +310,7 @@ export function decodeRecordedWatch(connection: RecordedConnection): Promise<Etc
  * A decoded response as etcdctl's JSON printer writes it (Go's encoding/json of clientv3.WatchResponse): `type`
  * omitted for PUT and `1` for DELETE, header fields omitted when zero.
  */
-export function toEtcdctlJson(r: EtcdWatchResponse): unknown {
+export function toEtcdctlJson(r: EtcdWatchResponse, withCancelReason = false): unknown {
   const header: Record<string, number> = {};
   if (r.header.clusterId !== 0) header.cluster_id = r.header.clusterId;
   if (r.header.memberId !== 0) header.member_id = r.header.memberId;
@@ -308,12 +325,20 @@ export function toEtcdctlJson(r: EtcdWatchResponse): unknown {
     CompactRevision: r.compactRevision,
     Canceled: r.canceled,
     Created: r.created,
+    // etcdctl 3.5 and later print the response's cancel reason too (3.4, the committed fixture's, does not).
+    ...(withCancelReason ? { CancelReason: r.cancelReason } : {}),
   };
 }
 
+/** Whether `etcdctl version`'s output names a version that prints CancelReason (3.5 and later). */
+export function printsCancelReason(etcdctlVersion: string): boolean {
+  const [major, minor] = (/etcdctl version: (\d+)\.(\d+)/.exec(etcdctlVersion) ?? []).slice(1).map(Number);
+  return major > 3 || (major === 3 && minor >= 5);
+}
+
 /** The responses etcdctl prints: those with events (it does not print the created response). */
-export function printedResponses(responses: EtcdWatchResponse[]): unknown[] {
-  return responses.filter((r) => r.events.length > 0).map(toEtcdctlJson);
+export function printedResponses(responses: EtcdWatchResponse[], withCancelReason = false): unknown[] {
+  return responses.filter((r) => r.events.length > 0).map((r) => toEtcdctlJson(r, withCancelReason));
 }
 
 /** What plain `etcdctl watch` prints for the decoded responses: per event its type, key and value lines. */

@@ -346,11 +346,13 @@ export class KubernetesObjectReader {
     if (decoder !== undefined && (!this.metadataOnly || full)) {
       return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }
-    // What field 1 is: the registry says for known kinds (null: no metadata); by convention ObjectMeta otherwise.
+    // What field 1 is: the registry says for known kinds (null: no metadata); by convention ListMeta for an unknown
+    // ...List kind (what a list request answers) and ObjectMeta otherwise.
     const objectMeta = this.decoders.objectMeta;
     let metadataDecoder: ObjectDecoder | null = objectMeta;
     if (decoder === statusDecoder) metadataDecoder = listMetaDecoder;
     else if (decoder !== undefined) metadataDecoder = this.decoders.metadataDecoder(apiVersion, kind) ?? null;
+    else if (kind.endsWith("List")) metadataDecoder = listMetaDecoder;
     if (decoder !== undefined && metadataDecoder === null) {
       return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }

@@ -101,7 +101,8 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
         throw new DecodeError(
           "MESSAGE_INVALID",
           0,
-          "kubernetes protobuf watch: the body is a single object (k8s\\0 envelope), not a stream of watch events",
+          "kubernetes protobuf watch: the body is a single object (k8s\\0 envelope; a list's answer?), not a stream " +
+            "of watch events: was watch=true left out of the URL?",
         );
       }
       throw error;

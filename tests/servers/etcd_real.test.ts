@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { kubernetesValue } from "../mod.ts";
+import { kubernetesValue } from "../../mod.ts";
 import {
   BIG_VALUE,
   decodeRecordedWatch,
@@ -13,8 +13,9 @@ import {
   K8S_PROTO,
   plainOutputOf,
   printedResponses,
+  printsCancelReason,
   runEtcdSession,
-} from "./peers/etcd_session.ts";
+} from "../peers/etcd_session.ts";
 
 test("etcd (real): etcdctl watch output equals the decoded recorded Watch stream", async () => {
   const session = await runEtcdSession();
@@ -22,7 +23,7 @@ test("etcd (real): etcdctl watch output equals the decoded recorded Watch stream
   const json = await decodeRecordedWatch(session.jsonConnection);
   assert.ok(json[0].created, "the first response answers the create request");
   const printed = session.jsonOutput.trim().split("\n").map((line) => JSON.parse(line));
-  assert.deepEqual(printedResponses(json), printed);
+  assert.deepEqual(printedResponses(json, printsCancelReason(session.versions.etcdctl)), printed);
   const events = json.flatMap((r) => r.events);
   assert.equal(events.length, EXPECTED_EVENTS);
   // The large value came in more than one DATA frame; it is whole.

@@ -1,0 +1,57 @@
+/**
+ * The TLS fetch adapter for Node (and for Deno when the config asks what Deno's own client cannot do: skip
+ * verification, a TLS server name): the `undici` package's own `fetch` with its own `Agent`, whose `connect` options
+ * carry the CA, the client certificate and key, `rejectUnauthorized` and `servername`.
+ *
+ * undici's `fetch`, not Node's global one: an `Agent` from the undici package given as `dispatcher` to Node's global
+ * fetch (Node's bundled undici) works only while the two speak the same dispatcher protocol (undici 8 rejects the
+ * handlers of Node 20/22's bundled undici 6); a fetch and an Agent from one package always do. Its responses are
+ * undici's `Response` (not `instanceof` the global one; the same API, the body a web `ReadableStream`).
+ * Loaded only by dynamic import (`../connection/adapters.ts`). Internal.
+ *
+ * @module
+ */
+import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+import type { TlsFetch, TlsSettings } from "../connection/adapters.ts";
+
+/** undici's fetch takes its own Request only: a global Request is passed as its URL and init. */
+function split(input: string | URL | Request, init: RequestInit | undefined): [string, RequestInit] {
+  if (typeof input === "string" || input instanceof URL) return [String(input), init ?? {}];
+  const fromRequest: RequestInit & { duplex?: "half" } = {
+    method: input.method,
+    headers: input.headers,
+    signal: input.signal,
+    redirect: input.redirect,
+  };
+  if (input.body !== null) {
+    fromRequest.body = input.body;
+    fromRequest.duplex = "half";
+  }
+  return [input.url, { ...fromRequest, ...init }];
+}
+
+/** A fetch whose connections use `settings`. */
+export function openTlsFetch(settings: TlsSettings): TlsFetch {
+  const agent = new Agent({
+    allowH2: settings.http2,
+    connect: {
+      ca: settings.ca,
+      cert: settings.cert,
+      key: settings.key,
+      rejectUnauthorized: settings.rejectUnauthorized,
+      servername: settings.serverName,
+    },
+  });
+  return {
+    fetch: async (input, init) => {
+      const [url, rest] = split(input, init);
+      const response = await undiciFetch(url, {
+        ...(rest as UndiciRequestInit),
+        headers: rest.headers === undefined ? undefined : [...new Headers(rest.headers)],
+        dispatcher: agent,
+      });
+      return response as unknown as Response;
+    },
+    close: (force) => force ? agent.destroy() : agent.close(),
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The real kube-apiserver the server tests run against: the one scripts/test-servers.mjs started for the whole run
+ * (its directory in WATCHWIRE_CLUSTER_DIR), or, when a test file runs alone, one started here and stopped when the
+ * file's tests end. Tests that need a server of their own (other flags, a restart) call startCluster themselves.
+ */
+import { after } from "node:test";
+import { spawnSync } from "node:child_process";
+import process from "node:process";
+import { attachCluster, type Cluster, type ClusterOptions, startCluster } from "../../scripts/kube/cluster.mjs";
+
+let shared: Promise<Cluster> | undefined;
+
+/** The run's shared cluster. */
+export function sharedCluster(): Promise<Cluster> {
+  shared ??= (async () => {
+    const dir = process.env.WATCHWIRE_CLUSTER_DIR;
+    if (dir) return attachCluster(dir);
+    const cluster = await startCluster();
+    after(() => cluster.destroy());
+    return cluster;
+  })();
+  return shared;
+}
+
+/** A cluster of the test's own (stopped and removed after the file's tests). */
+export async function ownCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const cluster = await startCluster(options);
+  after(() => cluster.destroy());
+  return cluster;
+}
+
+/** The runtime running the test, for names of namespaces that do not collide between runtimes. */
+export const RUNTIME = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
+
+/** A namespace name of its own for a test: `ww-<runtime>-<what>-<random>`. */
+export function namespaceName(what: string): string {
+  return `ww-${RUNTIME}-${what}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Runs kubectl (built beside kube-apiserver, of its version) against `cluster` (the admin token context); its stdout, or it throws with stderr. */
+export function kubectl(cluster: Cluster, args: string[], input?: string): string {
+  const result = spawnSync(cluster.binaries.kubectl, ["--kubeconfig", cluster.kubeconfig, ...args], {
+    encoding: "utf8",
+    ...(input === undefined ? {} : { input }),
+  });
+  if (result.error) throw new Error(`kubectl could not run : ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`kubectl ${args.join(" ")} failed: ${result.stderr}`);
+  return result.stdout;
+}

@@ -1,0 +1,492 @@
+/**
+ * Against a real kube-apiserver (v1.37.2, with a real etcd, on loopback; scripts/kube/cluster.mjs): the kubeconfig
+ * loader and connectCluster in this runtime (its own fetch and TLS), lists, watches and streaming lists in JSON and
+ * protobuf, while ConfigMaps, Secrets, Pods and objects of a CRD are created, updated and deleted. The decoded events
+ * must equal what the server answered to each change, and the objects at the end what kubectl (an independent
+ * client) reads back.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { connectCluster } from "../../src/cluster/connection/connect_cluster.ts";
+import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
+import { ClusterAccessError } from "../../src/cluster/errors.ts";
+import { loadKubeconfig } from "../../src/cluster/kubeconfig/load_kubeconfig.ts";
+import { list } from "../../src/cluster/list.ts";
+import { discoverResource } from "../../src/cluster/discovery.ts";
+import { objectUrl, type ResourceRef, watchUrl } from "../../src/cluster/resource.ts";
+import { watch } from "../../src/cluster/watch.ts";
+import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
+import { DecodeError } from "../../src/errors.ts";
+import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
+import { kubectl, namespaceName, sharedCluster } from "./_cluster.ts";
+
+type Obj = KubernetesObject & {
+  metadata: { name: string; resourceVersion: string; [k: string]: unknown };
+  [k: string]: unknown;
+};
+
+const CONFIGMAPS = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
+const SECRETS = (namespace: string): ResourceRef => ({ version: "v1", resource: "secrets", namespace });
+const PODS = (namespace: string): ResourceRef => ({ version: "v1", resource: "pods", namespace });
+const WIDGETS = (namespace: string): ResourceRef => ({
+  group: "watchwire.example",
+  version: "v1",
+  resource: "widgets",
+  namespace,
+});
+
+const CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.watchwire.example" },
+  spec: {
+    group: "watchwire.example",
+    scope: "Namespaced",
+    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+    versions: [{
+      name: "v1",
+      served: true,
+      storage: true,
+      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+    }],
+  },
+};
+
+async function connect(context = "token"): Promise<ClusterConnection> {
+  const cluster = await sharedCluster();
+  return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig, context }));
+}
+
+/** A request with the connection's credentials; the JSON answer, or an error with the server's message. */
+async function send(
+  connection: ClusterConnection,
+  method: string,
+  url: URL,
+  body?: unknown,
+): Promise<Obj> {
+  const headers = await connection.headers();
+  headers.set("accept", "application/json");
+  if (body !== undefined) headers.set("content-type", "application/json");
+  const response = await connection.fetch(url, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+const create = (c: ClusterConnection, ref: ResourceRef, object: unknown) =>
+  send(c, "POST", new URL(watchUrl(c.server, ref).pathname, c.server), object);
+const replace = (c: ClusterConnection, ref: ResourceRef, object: Obj) =>
+  send(c, "PUT", objectUrl(c.server, ref, object.metadata.name), object);
+const remove = (c: ClusterConnection, ref: ResourceRef, name: string) =>
+  send(c, "DELETE", objectUrl(c.server, ref, name), { gracePeriodSeconds: 0 });
+
+/** A namespace with a `default` ServiceAccount (there is no controller-manager to make one, and Pods need it). */
+async function namespaceWithServiceAccount(c: ClusterConnection, what: string): Promise<string> {
+  const name = namespaceName(what);
+  await send(c, "POST", new URL("/api/v1/namespaces", c.server), { metadata: { name } });
+  await send(c, "POST", new URL(`/api/v1/namespaces/${name}/serviceaccounts`, c.server), {
+    metadata: { name: "default" },
+  });
+  return name;
+}
+
+/** Reads events until `until` returns true for one (or the stream ends); the events read. */
+async function readUntil<T>(
+  events: ReadableStream<WatchEvent<T>>,
+  until: (event: WatchEvent<T>) => boolean,
+  timeoutMs = 20_000,
+): Promise<WatchEvent<T>[]> {
+  const seen: WatchEvent<T>[] = [];
+  const reader = events.getReader();
+  const timer = setTimeout(() => reader.cancel(new Error("timeout")).catch(() => {}), timeoutMs);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen.push(value);
+      if (until(value)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
+  return seen;
+}
+
+const withoutManagedFields = (object: Obj) => {
+  const { managedFields: _m, ...metadata } = object.metadata;
+  return { ...object, metadata };
+};
+
+/**
+ * The changes of one kind of object: each answer of the server to a change, in order. Where a change's event is
+ * known but for its resourceVersion (`atSomeVersion`: a DELETE that answered a Status, or a step the server took by
+ * itself), the event must carry that object at a resourceVersion between its neighbours'.
+ */
+type Change = { type: "ADDED" | "MODIFIED" | "DELETED"; object: Obj; atSomeVersion?: true };
+
+const versionOf = (o: unknown) => BigInt((o as Obj).metadata.resourceVersion);
+
+/** What a watch should say of `changes`, given the events `seen`. */
+function expectedEvents(changes: Change[], seen: WatchEvent<Obj>[]): unknown[] {
+  return changes.map((change, i) => {
+    if (!change.atSomeVersion) return { type: change.type, object: change.object };
+    const object = seen[i]?.object as Obj | undefined;
+    const before = i === 0 ? -1n : versionOf(changes[i - 1].object);
+    const after = changes[i + 1]?.atSomeVersion ? undefined : changes[i + 1]?.object;
+    if (
+      object !== undefined && versionOf(object) > before &&
+      (after === undefined || versionOf(object) < versionOf(after))
+    ) {
+      const metadata = { ...change.object.metadata, resourceVersion: object.metadata.resourceVersion };
+      return { type: change.type, object: { ...change.object, metadata } };
+    }
+    return { type: change.type, object: `${change.object.metadata.name} at a version after ${before}` };
+  });
+}
+
+/** The last state of `object`, deleted by a DELETE that answered a Status. */
+const deletedAt = (object: Obj): Change => ({ type: "DELETED", object, atSomeVersion: true });
+
+async function changeConfigMaps(c: ClusterConnection, ns: string): Promise<Change[]> {
+  const ref = CONFIGMAPS(ns);
+  const a = await create(c, ref, { metadata: { name: "a", labels: { app: "web" } }, data: { k: "v" } });
+  const b = await create(c, ref, { metadata: { name: "b" }, data: { big: "x".repeat(5000) } });
+  const a2 = await replace(c, ref, { ...a, data: { k: "v2", unicode: "ü ß 𝄞 \u2028" } });
+  assert.equal((await remove(c, ref, "b")).kind, "Status");
+  return [
+    { type: "ADDED", object: a },
+    { type: "ADDED", object: b },
+    { type: "MODIFIED", object: a2 },
+    deletedAt(b),
+  ];
+}
+
+async function changeSecrets(c: ClusterConnection, ns: string): Promise<Change[]> {
+  const ref = SECRETS(ns);
+  const s = await create(c, ref, { metadata: { name: "s" }, type: "Opaque", data: { password: btoa("hunter2") } });
+  const s2 = await replace(c, ref, { ...s, stringData: undefined, data: { password: btoa("correct horse") } } as Obj);
+  return [{ type: "ADDED", object: s }, { type: "MODIFIED", object: s2 }];
+}
+
+async function changePods(c: ClusterConnection, ns: string): Promise<Change[]> {
+  const ref = PODS(ns);
+  const p = await create(c, ref, {
+    metadata: { name: "p", labels: { tier: "front" } },
+    spec: {
+      containers: [{
+        name: "web",
+        image: "nginx:1.27",
+        ports: [{ containerPort: 80 }],
+        resources: { limits: { cpu: "500m", memory: "128Mi" } },
+      }],
+    },
+  });
+  const p2 = await replace(c, ref, { ...p, metadata: { ...p.metadata, labels: { tier: "back" } } });
+  // A DELETE marks the Pod (deletionTimestamp; a MODIFIED event) and, with no kubelet and a grace period of 0,
+  // removes it at once: the answer is the Pod as removed (the DELETED event).
+  const p3 = await remove(c, ref, "p");
+  assert.ok(p3.metadata.deletionTimestamp, "a Pod's DELETE answers the Pod marked for deletion");
+  return [
+    { type: "ADDED", object: p },
+    { type: "MODIFIED", object: p2 },
+    { type: "MODIFIED", object: p3, atSomeVersion: true },
+    { type: "DELETED", object: p3 },
+  ];
+}
+
+async function changeWidgets(c: ClusterConnection, ns: string): Promise<Change[]> {
+  const ref = WIDGETS(ns);
+  const w = await create(c, ref, {
+    apiVersion: "watchwire.example/v1",
+    kind: "Widget",
+    metadata: { name: "w" },
+    spec: { size: 3, colour: "blue", nested: { list: [1, 2.5, "three", null, true] } },
+  });
+  const w2 = await replace(c, ref, { ...w, spec: { size: 4 } } as Obj);
+  return [{ type: "ADDED", object: w }, { type: "MODIFIED", object: w2 }];
+}
+
+async function ensureCrd(c: ClusterConnection): Promise<void> {
+  const cluster = await sharedCluster();
+  kubectl(cluster, ["apply", "-f", "-"], JSON.stringify(CRD));
+  kubectl(cluster, ["wait", "--for=condition=Established", "--timeout=30s", "crd/widgets.watchwire.example"]);
+  // Discovery and storage have it a moment after it is established (until then: 404, or 429 with Retry-After).
+  for (let i = 0;; i++) {
+    try {
+      await discoverResource(c, "watchwire.example/v1", "Widget");
+      return;
+    } catch (e) {
+      if (i === 100) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const KINDS: [string, (ns: string) => ResourceRef, (c: ClusterConnection, ns: string) => Promise<Change[]>][] = [
+  ["ConfigMaps", CONFIGMAPS, changeConfigMaps],
+  ["Secrets", SECRETS, changeSecrets],
+  ["Pods", PODS, changePods],
+  ["Widgets (a CRD: JSON even when protobuf is asked)", WIDGETS, changeWidgets],
+];
+
+for (const format of ["json", "protobuf"] as const) {
+  test(`kube-apiserver (${format}): a watch from a list's resourceVersion gives each change as the server answered it`, async () => {
+    const c = await connect();
+    try {
+      await ensureCrd(c);
+      const ns = await namespaceWithServiceAccount(c, `watch-${format}`);
+      for (const [name, refOf, change] of KINDS) {
+        const ref = refOf(ns);
+        const listed = await list(c, ref, { format });
+        assert.deepEqual(listed.items, [], `${name}: a new namespace is empty`);
+        const events = await watch<Obj>(c, ref, { format, resourceVersion: listed.resourceVersion });
+        const changes = await change(c, ns);
+        let pending = changes.length;
+        const seen = await readUntil(events, () => --pending === 0);
+        assert.deepEqual(
+          seen.map((e) => ({ type: e.type, object: e.object })),
+          expectedEvents(changes, seen),
+          `${name}: the events are the server's answers to the changes, in order, whole`,
+        );
+        // What the server holds now, read by an independent client, is what the events leave.
+        const truth = JSON.parse(
+          kubectl(await sharedCluster(), [
+            "get",
+            ref.resource + (ref.group ? `.${ref.group}` : ""),
+            "-n",
+            ns,
+            "-o",
+            "json",
+          ]),
+        );
+        const store = new Map<string, Obj>();
+        for (const e of seen) {
+          if (e.type === "DELETED") store.delete((e.object as Obj).metadata.name);
+          else if (e.type !== "BOOKMARK" && e.type !== "ERROR") {
+            store.set((e.object as Obj).metadata.name, e.object as Obj);
+          }
+        }
+        assert.deepEqual(
+          [...store.values()].map(withoutManagedFields),
+          truth.items.map((o: Obj) => withoutManagedFields(o)),
+          `${name}: the events leave what kubectl reads`,
+        );
+      }
+      await send(c, "DELETE", new URL(`/api/v1/namespaces/${ns}`, c.server));
+    } finally {
+      await c.close();
+    }
+  });
+}
+
+test("kube-apiserver: protobuf lists and watches decode to exactly the JSON ones (ConfigMaps, Secrets, Pods)", async () => {
+  const c = await connect();
+  try {
+    const ns = await namespaceWithServiceAccount(c, "twins");
+    await changeConfigMaps(c, ns);
+    await changeSecrets(c, ns);
+    await create(c, PODS(ns), { metadata: { name: "q" }, spec: { containers: [{ name: "c", image: "busybox" }] } });
+    for (const refOf of [CONFIGMAPS, SECRETS, PODS]) {
+      const ref = refOf(ns);
+      const json = await list(c, ref, { format: "json" });
+      const protobuf = await list(c, ref, { format: "protobuf" });
+      assert.ok(json.items.length > 0);
+      assert.deepEqual(protobuf, json, `${ref.resource}: list`);
+      // The same range of history as a watch, in both formats.
+      const jsonEvents = await readUntil(await watch(c, ref, { resourceVersion: "1", timeoutSeconds: 2 }), () => false);
+      const pbEvents = await readUntil(
+        await watch(c, ref, { format: "protobuf", resourceVersion: "1", timeoutSeconds: 2 }),
+        () => false,
+      );
+      assert.ok(jsonEvents.length >= json.items.length);
+      assert.deepEqual(pbEvents, jsonEvents, `${ref.resource}: watch from resourceVersion 1`);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
+test("kube-apiserver: a streaming list gives the objects as ADDED, then the initial-events-end bookmark", async () => {
+  const c = await connect();
+  try {
+    const ns = await namespaceWithServiceAccount(c, "stream");
+    for (let i = 0; i < 12; i++) {
+      await create(c, CONFIGMAPS(ns), { metadata: { name: `cm-${i}` }, data: { i: String(i) } });
+    }
+    for (const format of ["json", "protobuf"] as const) {
+      const events = await readUntil(
+        await watch<Obj>(c, CONFIGMAPS(ns), {
+          format,
+          sendInitialEvents: true,
+          resourceVersionMatch: "NotOlderThan",
+          allowWatchBookmarks: true,
+        }),
+        (e) => e.type === "BOOKMARK",
+      );
+      const end = events.at(-1)!;
+      assert.equal(end.type, "BOOKMARK");
+      assert.equal(end.object.metadata.annotations?.["k8s.io/initial-events-end"], "true");
+      const listed = await list<Obj>(c, CONFIGMAPS(ns));
+      assert.deepEqual(
+        events.slice(0, -1).map((e) => [e.type, (e.object as Obj).metadata.name]).sort(),
+        listed.items.map((o) => ["ADDED", o.metadata.name]).sort(),
+        `${format}: every object once, as ADDED`,
+      );
+      const newest = events.slice(0, -1).reduce((m, e) => {
+        const rv = BigInt((e.object as Obj).metadata.resourceVersion);
+        return rv > m ? rv : m;
+      }, 0n);
+      assert.ok(BigInt(end.object.metadata.resourceVersion) >= newest, "the bookmark is at or after every object");
+    }
+  } finally {
+    await c.close();
+  }
+});
+
+test("kube-apiserver: bookmarks come when asked for, before a watch's timeout, with the newest resourceVersion", async () => {
+  const c = await connect();
+  try {
+    const quiet = await namespaceWithServiceAccount(c, "bookmark-quiet");
+    const busy = await namespaceWithServiceAccount(c, "bookmark-busy");
+    const listed = await list(c, CONFIGMAPS(quiet));
+    // The watch cache sends a bookmark about two seconds before the watch's deadline, at the newest resourceVersion
+    // it knows: changes elsewhere (another namespace) move it on, though this watch sees none of them.
+    const events = await watch(c, CONFIGMAPS(quiet), {
+      resourceVersion: listed.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: 15,
+    });
+    const elsewhere = await create(c, CONFIGMAPS(busy), { metadata: { name: "elsewhere" } });
+    const seen = await readUntil(events, (e) => e.type === "BOOKMARK", 20_000);
+    assert.deepEqual(seen.map((e) => e.type), ["BOOKMARK"]);
+    const bookmark = seen[0].object as Obj;
+    assert.ok(
+      BigInt(bookmark.metadata.resourceVersion) >= BigInt(elsewhere.metadata.resourceVersion),
+      `bookmark ${bookmark.metadata.resourceVersion} after ${elsewhere.metadata.resourceVersion}`,
+    );
+  } finally {
+    await c.close();
+  }
+});
+
+test("kube-apiserver: a paginated list with a small limit returns every object once", async () => {
+  const c = await connect();
+  try {
+    const ns = await namespaceWithServiceAccount(c, "pages");
+    const names = Array.from({ length: 23 }, (_, i) => `page-${String(i).padStart(2, "0")}`);
+    for (const name of names) await create(c, CONFIGMAPS(ns), { metadata: { name } });
+    for (const format of ["json", "protobuf"] as const) {
+      const pages: number[] = [];
+      const result = await list<Obj>(c, CONFIGMAPS(ns), { format, limit: 4, onPage: (p) => void pages.push(p.items) });
+      assert.deepEqual(result.items.map((o) => o.metadata.name), names, format);
+      assert.equal(result.pages, 6, format);
+      assert.deepEqual(pages, [4, 4, 4, 4, 4, 3]);
+      assert.equal(result.kind, "ConfigMapList");
+      assert.ok(result.items.every((o) => o.kind === "ConfigMap" && o.apiVersion === "v1"));
+      // The whole list's resourceVersion is the first page's: a watch from it misses nothing.
+      assert.match(result.resourceVersion, /^\d+$/);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
+test("kube-apiserver: each kubeconfig credential works (token, client certificate, exec plugin); wrong ones are clear errors", async () => {
+  const cluster = await sharedCluster();
+  for (const context of ["token", "certificate", "exec"]) {
+    const c = await connect(context);
+    try {
+      const result = await list(c, { version: "v1", resource: "namespaces" });
+      assert.ok(result.items.some((n) => n.metadata?.name === "kube-system"), context);
+      // Who the server says we are.
+      const review = await send(c, "POST", new URL("/apis/authentication.k8s.io/v1/selfsubjectreviews", c.server), {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "SelfSubjectReview",
+      }) as unknown as { status: { userInfo: { username: string; groups: string[] } } };
+      assert.equal(review.status.userInfo.username, "admin", context);
+      assert.ok(review.status.userInfo.groups.includes("system:masters"), context);
+    } finally {
+      await c.close();
+    }
+  }
+  // The exec plugin's credential (no expiry) is cached: one run per connection, not per request.
+  const before = cluster.execPluginRuns();
+  const c = await connect("exec");
+  try {
+    for (let i = 0; i < 3; i++) {
+      await list(c, { version: "v1", resource: "namespaces", namespace: undefined }, { limit: 1 });
+    }
+    assert.equal(cluster.execPluginRuns() - before, 1);
+  } finally {
+    await c.close();
+  }
+
+  const config = await loadKubeconfig({ path: cluster.kubeconfig, context: "token" });
+  const wrong = await connectCluster({ ...config, token: "not-a-token" });
+  try {
+    await assert.rejects(list(wrong, CONFIGMAPS("default")), (e: unknown) => {
+      assert.ok(e instanceof ClusterAccessError);
+      assert.equal(e.code, "UNAUTHORIZED");
+      assert.equal(e.status, 401);
+      assert.match(
+        e.message,
+        /list configmaps in namespace default: 401 \(Unauthorized\) Unauthorized: the credentials were refused/,
+      );
+      return true;
+    });
+    // A watch answers the same as one ERROR event with the Status.
+    const events = await readUntil(await watch(wrong, CONFIGMAPS("default")), () => false);
+    assert.equal(events.length, 1);
+    assert.equal(events[0].type, "ERROR");
+    assert.equal(events[0].type === "ERROR" && events[0].object.code, 401);
+  } finally {
+    await wrong.close();
+  }
+  const nobody = await connectCluster({ ...config, token: cluster.nobodyToken });
+  try {
+    await assert.rejects(list(nobody, CONFIGMAPS("default")), (e: unknown) => {
+      assert.ok(e instanceof ClusterAccessError);
+      assert.equal(e.code, "FORBIDDEN");
+      assert.match(
+        e.message,
+        /403 \(Forbidden\) configmaps is forbidden: User "nobody" cannot list resource "configmaps"/,
+      );
+      return true;
+    });
+  } finally {
+    await nobody.close();
+  }
+});
+
+test("kube-apiserver: decodeWatchResponse given a list's answer by mistake says so", async () => {
+  const c = await connect();
+  try {
+    for (
+      const [format, accept, pattern] of [
+        ["json", "application/json", /the body is a ConfigMapList \(a list's answer\).*watch=true left out/],
+        [
+          "protobuf",
+          "application/vnd.kubernetes.protobuf",
+          /single object \(k8s\\0 envelope; a list's answer\?\).*watch=true left out/,
+        ],
+      ] as const
+    ) {
+      const headers = await c.headers();
+      headers.set("accept", accept);
+      const url = new URL("/api/v1/namespaces/kube-system/configmaps", c.server);
+      const response = await c.fetch(url, { headers });
+      await assert.rejects(
+        readUntil(decodeWatchResponse(response), () => false),
+        (e: unknown) => e instanceof DecodeError && pattern.test(e.message),
+        format,
+      );
+    }
+  } finally {
+    await c.close();
+  }
+});
