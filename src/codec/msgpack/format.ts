@@ -90,15 +90,15 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
   readonly #splitter: FrameSplitter;
   readonly #max: number;
   readonly #newUnpackr: () => MsgpackUnpacker;
-  #unpackr: MsgpackUnpacker;
+  /** The current segment's decoder, made at its first event (so that a stream of no event needs no msgpackr). */
+  #unpackr: MsgpackUnpacker | undefined;
   /** Header bytes checked so far. */
   #headerChecked = 0;
   #frames = 0;
 
-  /** `newUnpackr`: a new msgpackr decoder, for each segment of the stream. */
+  /** `newUnpackr`: a new msgpackr decoder, for each segment of the stream (called at the segment's first event). */
   constructor(options: MsgpackEventReaderOptions, newUnpackr: () => MsgpackUnpacker) {
     this.#newUnpackr = newUnpackr;
-    this.#unpackr = newUnpackr();
     const max = checkLimit(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
     this.#max = max;
     // The splitter checks every length before buffering; the header's 5 bytes pass even under a smaller limit.
@@ -110,7 +110,7 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
     this.#splitter.push(chunk, (frame, _flag, offset) => {
       if (this.#frames++ === 0) return; // the header, checked byte by byte above
       if (frame.length === HEADER_PAYLOAD.length && sameBytes(frame, HEADER_PAYLOAD)) {
-        this.#unpackr = this.#newUnpackr(); // a new segment: its records are defined afresh
+        this.#unpackr = undefined; // a new segment: its records are defined afresh
         return;
       }
       if (frame.length > this.#max) {
@@ -147,9 +147,10 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
   }
 
   #decode(frame: Uint8Array, offset: number): WatchEvent<T> {
+    const unpackr = this.#unpackr ??= this.#newUnpackr();
     let value: unknown;
     try {
-      value = fromWire(this.#unpackr.unpack(frame));
+      value = fromWire(unpackr.unpack(frame));
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new DecodeError("MESSAGE_INVALID", offset, `event is not valid msgpack JSON: ${reason}`, { cause: error });

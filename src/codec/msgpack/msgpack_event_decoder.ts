@@ -7,13 +7,16 @@
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { MsgpackEventReader } from "./format.ts";
-import { newUnpackr } from "./unpackr.ts";
+import { InOrder, type UnpackrModule } from "./msgpackr.ts";
+import { msgpackrUnpackr, newUnpackr } from "./unpackr.ts";
 import type { MsgpackEventDecoderOptions } from "./msgpack_event_decoder_stream.ts";
 
 /**
  * What `MsgpackEventDecoderStream` does, as a `StreamDecoder`: the bytes of a watchwire msgpack event stream to its
  * typed {@linkcode WatchEvent}s, with the same options and errors (see the stream). For a stream of event batches
  * (`BatchDecoderStream`: replaying a recording with one stream item per read), or to decode without a stream.
+ * msgpackr loads when a decoder first decodes: until it has loaded (once per process), `push` and `finish` return a
+ * promise (await it before the next call); from then on they return none.
  *
  * @example
  * ```ts
@@ -33,18 +36,19 @@ export class MsgpackEventDecoder<T = KubernetesObject> implements StreamDecoder<
   // Held, not extended: the reader's module names msgpackr's types (which mention Node's Buffer), and the public
   // declarations must not, so that a consumer type-checks without @types/node.
   readonly #reader: MsgpackEventReader<T>;
+  readonly #calls: InOrder<UnpackrModule> = new InOrder(msgpackrUnpackr);
 
   constructor(options: MsgpackEventDecoderOptions = {}) {
     this.#reader = new MsgpackEventReader<T>(options, newUnpackr);
   }
 
-  /** Decodes the events `chunk` completes. Throws a `DecodeError` on a fault. */
-  push(chunk: Uint8Array, emit: (event: WatchEvent<T>) => void): void {
-    this.#reader.push(chunk, emit);
+  /** Decodes the events `chunk` completes. Throws (or rejects with) a `DecodeError` on a fault. */
+  push(chunk: Uint8Array, emit: (event: WatchEvent<T>) => void): void | Promise<void> {
+    return this.#calls.run(() => this.#reader.push(chunk, emit));
   }
 
   /** Ends the input: `TRUNCATED` if it stopped inside the header or an event. */
-  finish(): void {
-    this.#reader.finish();
+  finish(): void | Promise<void> {
+    return this.#calls.after(() => this.#reader.finish());
   }
 }

@@ -7,7 +7,8 @@ import type { KubernetesObject, WatchEvent } from "../../../events.ts";
 import type { StreamDecoder } from "../../../streams/decoder_stream.ts";
 import { MsgpackEventReader } from "../format.ts";
 import type { MsgpackEventDecoderOptions } from "../msgpack_event_decoder_stream.ts";
-import { newUnpackrNoEval } from "../unpackr_no_eval.ts";
+import { InOrder, type UnpackrModule } from "../msgpackr.ts";
+import { msgpackrUnpackrNoEval, newUnpackrNoEval } from "../unpackr_no_eval.ts";
 
 /**
  * The `MsgpackEventDecoder` of the `watchwire` entry point, with the same options, events and errors, on msgpackr's
@@ -16,6 +17,7 @@ import { newUnpackrNoEval } from "../unpackr_no_eval.ts";
  * has been read three times, for a faster reader of that shape, and where code generation is forbidden falls back to
  * reading as this one always does (in a browser, the two then read alike). Elsewhere this one is slower: no compiled
  * readers, and in Node, Deno and Bun no native string extraction either (see the README's Performance section).
+ * As there, `push` and `finish` return a promise until msgpackr has loaded (when a decoder first decodes).
  *
  * @example
  * ```ts
@@ -36,18 +38,19 @@ export class MsgpackEventDecoder<T = KubernetesObject> implements StreamDecoder<
   // Held, not extended: the reader's module names msgpackr's types (which mention Node's Buffer), and the public
   // declarations must not, so that a consumer type-checks without @types/node.
   readonly #reader: MsgpackEventReader<T>;
+  readonly #calls: InOrder<UnpackrModule> = new InOrder(msgpackrUnpackrNoEval);
 
   constructor(options: MsgpackEventDecoderOptions = {}) {
     this.#reader = new MsgpackEventReader<T>(options, newUnpackrNoEval);
   }
 
-  /** Decodes the events `chunk` completes. Throws a `DecodeError` on a fault. */
-  push(chunk: Uint8Array, emit: (event: WatchEvent<T>) => void): void {
-    this.#reader.push(chunk, emit);
+  /** Decodes the events `chunk` completes. Throws (or rejects with) a `DecodeError` on a fault. */
+  push(chunk: Uint8Array, emit: (event: WatchEvent<T>) => void): void | Promise<void> {
+    return this.#calls.run(() => this.#reader.push(chunk, emit));
   }
 
   /** Ends the input: `TRUNCATED` if it stopped inside the header or an event. */
-  finish(): void {
-    this.#reader.finish();
+  finish(): void | Promise<void> {
+    return this.#calls.after(() => this.#reader.finish());
   }
 }
