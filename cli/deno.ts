@@ -27,8 +27,20 @@ async function version(): Promise<string> {
   }
 }
 
+/** A file (or stdin for "-") as a byte stream. */
+async function open(path: string): Promise<ReadableStream<Uint8Array>> {
+  if (path === "-") return Deno.stdin.readable;
+  const file = await Deno.open(path, { read: true });
+  // Opening a directory succeeds (on Linux); reading it fails. Refused here, as a file that cannot be read.
+  if ((await file.stat()).isDirectory) {
+    file.close();
+    throw new Error("is a directory");
+  }
+  return file.readable;
+}
+
 const status = await runCli(Deno.args, {
-  open: async (path) => path === "-" ? Deno.stdin.readable : (await Deno.open(path, { read: true })).readable,
+  open,
   stdout: async (text) => {
     try {
       await writeAll(Deno.stdout, text);

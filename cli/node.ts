@@ -37,6 +37,11 @@ async function open(path: string): Promise<ReadableStream<Uint8Array>> {
     }, { highWaterMark: 4 });
   }
   const handle = await openFile(path, "r");
+  // Opening a directory succeeds (on Linux); reading it fails. Refused here, as a file that cannot be read.
+  if ((await handle.stat()).isDirectory()) {
+    await handle.close();
+    throw new Error("is a directory");
+  }
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const buffer = new Uint8Array(READ_SIZE);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -215,6 +215,7 @@ test("cli: a truncated capture and a fault in a later response's head name their
 });
 
 test("cli: usage errors exit 2", async () => {
+  let failingErr = "";
   for (
     const args of [
       [],
@@ -230,11 +231,26 @@ test("cli: usage errors exit 2", async () => {
   ) {
     const r = await run(args, {});
     assert.equal(r.status, 2, args.join(" "));
-    assert.match(r.stderr, /Usage: watchwire decode/);
+    // The message and a one-line hint, not the whole help.
+    assert.match(
+      r.stderr,
+      /^watchwire: [^\n]+\nUsage: watchwire decode \[OPTION\]\.\.\. FILE\.\.\. [^\n]*--help[^\n]*\n$/,
+    );
+    assert.equal(r.stdout, "");
   }
   const missing = await run(["decode", "nope"], {});
   assert.equal(missing.status, 2);
-  assert.match(missing.stderr, /cannot read nope/);
+  assert.equal(missing.stderr, "watchwire: cannot read nope: no such file\n");
+  // A file that opens but fails at its first read (a directory, an I/O error): unreadable too, one line, exit 2.
+  const failing = await runCli(["decode", "f"], {
+    open: () => Promise.resolve(new ReadableStream<Uint8Array>({ pull: (c) => c.error(new Error("EIO: i/o error")) })),
+    stdout: () => {},
+    stderr: (t) => void (failingErr += t),
+    stdoutIsTerminal: false,
+    version: "9.9.9",
+  });
+  assert.equal(failing, 2);
+  assert.equal(failingErr, "watchwire: cannot read f: EIO: i/o error\n");
   const help = await run(["--help"], {});
   assert.equal(help.status, 0);
   assert.match(help.stdout, /Usage/);
@@ -337,6 +353,55 @@ test("cli: the runtime's own command decodes a file and reports faults with exit
   });
   assert.equal(piped.status, 0, piped.stderr);
   assert.equal(piped.stdout, body);
+});
+
+// The real command in each of the three runtimes, whichever one runs the suite: Node (via tsx), Deno (the npm-installed
+// one) and Bun, as scripts/cross-runtime-cli.ts runs them.
+test("cli: in Node, Deno and Bun, a directory as FILE is one line on stderr and exit 2; a usage error, a short hint", {
+  timeout: 120_000,
+}, () => {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  // deno-lint-ignore no-explicit-any
+  const g = globalThis as any;
+  const node = g.Deno || g.Bun ? "node" : process.execPath;
+  const runtimes: [string, string, string[]][] = [
+    ["node", node, ["--import", "tsx", "cli/node.ts"]],
+    ["deno", join(root, "node_modules/.bin/deno"), ["run", "--allow-read", "cli/deno.ts"]],
+    ["bun", join(root, "node_modules/.bin/bun"), ["cli/node.ts"]],
+  ];
+  const dir = mkdtempSync(join(tmpdir(), "watchwire-cli-dir-"));
+  const good = join(dir, "good.ndjson");
+  writeFileSync(good, body);
+  const HINT = "Usage: watchwire decode [OPTION]... FILE...  (watchwire --help for the options)\n";
+  for (const [name, command, args] of runtimes) {
+    const cli = (...more: string[]) =>
+      spawnSync(command, [...args, ...more], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const lone = cli("decode", dir);
+    assert.equal(lone.stderr, `watchwire: cannot read ${dir}: is a directory\n`, name);
+    assert.equal(lone.status, 2, name);
+    assert.equal(lone.stdout, "", name);
+    // After a file that decodes: its events, then the one line.
+    const after = cli("decode", good, dir);
+    assert.equal(after.stdout, body, name);
+    assert.equal(after.stderr, `watchwire: cannot read ${dir}: is a directory\n`, name);
+    assert.equal(after.status, 2, name);
+    const request = cli("decode", "--request", dir, good);
+    assert.equal(request.stderr, `watchwire: cannot read ${dir}: is a directory\n`, name);
+    assert.equal(request.status, 2, name);
+    for (
+      const [usage, message] of [
+        [["decode", "--bogus", good], 'unknown option "--bogus"'],
+        [[], "no command given"],
+        [["decode"], "no FILE given (use - for standard input)"],
+      ] as const
+    ) {
+      const r = cli(...usage);
+      assert.equal(r.stderr, `watchwire: ${message}\n${HINT}`, `${name} ${usage.join(" ")}`);
+      assert.equal(r.status, 2, `${name} ${usage.join(" ")}`);
+      assert.equal(r.stdout, "", name);
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
 });
 
 // HTTP/2

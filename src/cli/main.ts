@@ -72,7 +72,8 @@ export interface CliHost {
 }
 
 /**
- * The help text of the `watchwire` command: what `--help` prints, and what follows a usage error on stderr.
+ * The help text of the `watchwire` command: what `--help` prints. A usage error prints its message and a one-line
+ * hint instead (`Usage: watchwire decode [OPTION]... FILE...`, and that `--help` has the rest).
  *
  * @example
  * ```ts
@@ -132,6 +133,9 @@ stderr; they do not change the exit status.
 Exit status: 0 when every input decoded, 1 on a decoding fault (the events before it are printed,
 then one line on stderr naming the byte offset), 2 on a usage error or an unreadable FILE.
 `;
+
+/** What follows a usage error's message on stderr: the command's form in one line, and where the rest is. */
+const USAGE_HINT = "Usage: watchwire decode [OPTION]... FILE...  (watchwire --help for the options)\n";
 
 interface Options {
   output: "ndjson" | "table";
@@ -233,7 +237,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
     options = parseArgs(args, host);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    await host.stderr(`watchwire: ${error.message}\n\n${USAGE}`);
+    await host.stderr(`watchwire: ${error.message}\n${USAGE_HINT}`);
     return 2;
   }
   if (options === "help") {
@@ -249,8 +253,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
     try {
       return await host.open(file);
     } catch (error) {
-      await out.flush();
-      await host.stderr(`watchwire: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+      await cannotRead(file, error, out);
       return undefined;
     }
   };
@@ -345,6 +348,13 @@ function bareContentType(options: Options, head: Uint8Array): string {
   return isProtobufWatch(head) ? `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch` : "application/json";
 }
 
+/** Notes on stderr that `file` cannot be read (it could not be opened, or its first read failed): exit status 2. */
+async function cannotRead(file: string, error: unknown, out: OutputBuffer): Promise<2> {
+  await out.flush();
+  await out.host.stderr(`watchwire: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+  return 2;
+}
+
 async function decodeFile(
   file: string,
   input: ReadableStream<Uint8Array>,
@@ -352,7 +362,15 @@ async function decodeFile(
   out: OutputBuffer,
   request: ReadableStream<Uint8Array> | undefined,
 ): Promise<number> {
-  const { head, stream } = await peek(input, Math.max(24, PROTOBUF_WATCH_HEAD_BYTES));
+  let peeked: Awaited<ReturnType<typeof peek>>;
+  try {
+    peeked = await peek(input, Math.max(24, PROTOBUF_WATCH_HEAD_BYTES));
+  } catch (error) {
+    // Nothing decoded yet: the file's bytes could not be read at all (a read error, not a fault in them).
+    await request?.cancel().catch(() => {});
+    return cannotRead(file, error, out);
+  }
+  const { head, stream } = peeked;
   let start = 0;
   while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;
   const isHttp = new TextDecoder().decode(head.subarray(start, start + 7)) === "HTTP/1.";
