@@ -18,7 +18,8 @@ import { watch } from "../../src/cluster/watch.ts";
 import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
 import { DecodeError } from "../../src/errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
-import { kubectl, namespaceName, sharedCluster } from "./_cluster.ts";
+import { kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
+import { startRecordingProxy } from "../peers/recording_proxy.ts";
 
 type Obj = KubernetesObject & {
   metadata: { name: string; resourceVersion: string; [k: string]: unknown };
@@ -488,5 +489,58 @@ test("kube-apiserver: decodeWatchResponse given a list's answer by mistake says 
     }
   } finally {
     await c.close();
+  }
+});
+
+test("kube-apiserver: watches over HTTP/1.1 and, where this runtime's fetch offers it, HTTP/2 give the same events", async () => {
+  const cluster = await sharedCluster();
+  // A TCP proxy that records each connection: HTTP/2 carries concurrent watches on one, HTTP/1.1 needs one each.
+  const proxy = await startRecordingProxy(Number(new URL(cluster.server).port));
+  const config = await loadKubeconfig({ path: cluster.kubeconfig });
+  const admin = await connect();
+  try {
+    const ns = await namespaceWithServiceAccount(admin, "protocols");
+    const listed = await list(admin, CONFIGMAPS(ns));
+    const rounds: { connections: number; events: WatchEvent<Obj>[][] }[] = [];
+    for (const http2 of [false, true]) {
+      const before = proxy.connections().length;
+      const c = await connectCluster({ ...config, server: `https://127.0.0.1:${proxy.port}` }, { http2 });
+      try {
+        // Three watches from the same resourceVersion, in both formats: the first opened alone (a client opens a
+        // connection per request until one is up and has said it speaks HTTP/2), the other two together.
+        const watchIn = (format: "json" | "protobuf") =>
+          watch<Obj>(c, CONFIGMAPS(ns), { format, resourceVersion: listed.resourceVersion });
+        const streams = [await watchIn("json"), ...await Promise.all([watchIn("protobuf"), watchIn("json")])];
+        const name = http2 ? "made-in-http2-round" : "made-in-http1-round";
+        await create(admin, CONFIGMAPS(ns), { metadata: { name }, data: { big: "y".repeat(3000) } });
+        const events = await Promise.all(
+          streams.map((s) => readUntil(s, (e) => (e.object as Obj).metadata.name === name)),
+        );
+        rounds.push({ connections: proxy.connections().length - before, events });
+      } finally {
+        await c.close();
+      }
+    }
+    const [http1, http2] = rounds;
+    // Every watch of both rounds saw the first object whole and the same; the HTTP/2 round saw the second as well.
+    const first = http1.events[0][0];
+    assert.equal(first.type, "ADDED");
+    for (const events of [...http1.events, ...http2.events]) assert.deepEqual(events[0], first);
+    for (const events of http2.events) {
+      assert.deepEqual(events.map((e) => (e.object as Obj).metadata.name), [
+        "made-in-http1-round",
+        "made-in-http2-round",
+      ]);
+    }
+    assert.equal(http1.connections, 3, "HTTP/1.1: a connection per watch");
+    if (RUNTIME === "bun") {
+      // Bun's fetch has no HTTP/2: the option changes nothing there.
+      assert.equal(http2.connections, 3, "Bun: HTTP/1.1 whatever is asked");
+    } else {
+      assert.equal(http2.connections, 1, "HTTP/2: the three watches share one connection");
+    }
+  } finally {
+    await admin.close();
+    await proxy.close();
   }
 });

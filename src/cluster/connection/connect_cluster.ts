@@ -51,7 +51,9 @@ export interface ConnectClusterOptions {
   tokenFileRereadMs?: number;
   /**
    * Offer HTTP/2 (ALPN) to the server where the adapter can (undici's `allowH2` in Node, Deno's client; Bun's fetch
-   * has none): false by default, each request then on an HTTP/1.1 connection of its own while it lasts.
+   * has none), and carry concurrent requests (watches) as streams of one connection: false by default, each request
+   * then on an HTTP/1.1 connection of its own while it lasts. For servers that speak HTTP/2 (kube-apiserver does):
+   * in Node, a server without it would get pipelined HTTP/1.1 requests.
    */
   http2?: boolean;
   /** Files (the token file) and environment: the runtime's own (`node:fs/promises`, `node:process`) by default. */

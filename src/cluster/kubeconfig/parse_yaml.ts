@@ -5,15 +5,20 @@
  * @module
  */
 
-let yaml: Promise<typeof import("yaml")> | undefined;
+import { NpmPackage } from "../../npm_package.ts";
+
+const yaml = new NpmPackage<typeof import("yaml")>({
+  specifier: "yaml",
+  version: "^2.9.1",
+  importBare: () => import("yaml"),
+});
 
 /**
  * The value of a YAML document. YAML 1.1, as kubectl's parser (go-yaml v2): `yes` and `on` are true; timestamps
  * stay strings, as they do for kubectl.
  */
 export async function parseYaml(text: string): Promise<unknown> {
-  yaml ??= import("yaml");
-  return (await yaml).parse(text, {
+  return (await yaml.load()).parse(text, {
     version: "1.1",
     // A small alias budget: a kubeconfig has no reason for many aliases, and a billion-laughs file is refused.
     maxAliasCount: 100,

@@ -34,6 +34,10 @@ function split(input: string | URL | Request, init: RequestInit | undefined): [s
 export function openTlsFetch(settings: TlsSettings): TlsFetch {
   const agent = new Agent({
     allowH2: settings.http2,
+    // undici opens a new connection for a request while each one it has carries `pipelining` requests: with 1 (its
+    // default), HTTP/2 connections would never carry two streams. On a server without HTTP/2 this pipelines HTTP/1.1
+    // requests instead (a watch would hold up those behind it): `http2` is for servers that speak it (kube-apiserver).
+    ...(settings.http2 ? { pipelining: 100 } : {}),
     connect: {
       ca: settings.ca,
       cert: settings.cert,
