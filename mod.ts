@@ -26,3 +26,6 @@ export {
   KubernetesProtobufWatchEventDecoder,
   KubernetesProtobufWatchEventDecoderStream,
 } from "./src/builtin_defaults.ts";
+// Cluster access: kubeconfig, in-cluster config, a fetch with the cluster's TLS and credentials in Node, Deno and
+// Bun (runtime adapters loaded only where they run), resource URLs, list, watch, discovery.
+export * from "./src/cluster/mod.ts";

@@ -204,7 +204,10 @@ interface Run {
 }
 
 // Without the npm_* variables `npm test` hands down, and with Deno's cache and npm registry the test's own.
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|DENO_)/i.test(name)));
+// FORCE_COLOR (even "0", as scripts/test-all.mjs sets it) makes Deno colour what it prints: left out, with NO_COLOR set.
+const baseEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(npm_|DENO_|FORCE_COLOR$)/i.test(name)),
+);
 
 /** Runs `command` (its first word the npm-installed Deno) without a terminal, so Deno never prompts: it refuses. */
 function run(command: string[], cwd: string, env: Record<string, string>): Promise<Run> {
@@ -413,11 +416,11 @@ function readmeDenoSection(): string {
   return readme.slice(start, end);
 }
 
-/** The README's Quick start, the program the Deno section runs ("The same code"). */
+/** The README's Quick start that decodes a response, the program the Deno section runs ("The same code"). */
 function quickStart(): string {
   const readme = readFileSync(join(root, "README.md"), "utf8");
   const code = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).find((c) =>
-    /from "watchwire"/.test(c)
+    /from "watchwire"/.test(c) && /decodeWatchResponse\(/.test(c)
   );
   assert.ok(code !== undefined);
   return code;
