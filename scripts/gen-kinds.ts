@@ -21,42 +21,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { type Field, type KindEntry, type Message, readSchema, type Schema, type Type } from "./refgen_schema.ts";
 
-interface Type {
-  kind: string;
-  ref?: string;
-  elem?: Type;
-  key?: Type;
-  pointer?: boolean;
-  wire?: string;
-}
-interface Field {
-  go: string;
-  json: string;
-  omitempty?: boolean;
-  omitzero?: boolean;
-  inline?: boolean;
-  number: number;
-  repeated?: boolean;
-  type: Type;
-}
-interface Message {
-  go: string;
-  fields: Field[];
-}
-interface KindEntry {
-  apiVersion: string;
-  kind: string;
-  type: string;
-}
-/** `tools/refgen/schema.json`. */
-export interface Schema {
-  generator: string;
-  modules: Record<string, string>;
-  kinds: KindEntry[];
-  specials: string[];
-  messages: Record<string, Message>;
-}
+export type { Schema } from "./refgen_schema.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 /** Where the kind modules go. */
@@ -68,10 +35,7 @@ export const STREAMS_DIR = join(root, "fixtures/kubernetes/streams");
 /** The events of each kind's JSON watch stream the fixture module holds (DELETED is ADDED's object again; ERROR a Status). */
 export const FIXTURE_EVENTS = ["ADDED", "MODIFIED", "BOOKMARK"] as const;
 
-/** Reads the schema (default `tools/refgen/schema.json`). */
-export function readSchema(path = join(root, "tools/refgen/schema.json")): Schema {
-  return JSON.parse(readFileSync(path, "utf8")) as Schema;
-}
+export { readSchema };
 
 const META = "k8s.io/apimachinery/pkg/apis/meta/v1";
 const TYPE_META = `${META}.TypeMeta`;

@@ -13,42 +13,13 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-interface Type {
-  kind: string;
-  ref?: string;
-  elem?: Type;
-  key?: Type;
-  pointer?: boolean;
-  wire?: string;
-}
-interface Field {
-  go: string;
-  json: string;
-  omitempty?: boolean;
-  omitzero?: boolean;
-  inline?: boolean;
-  number: number;
-  repeated?: boolean;
-  type: Type;
-}
-interface Message {
-  go: string;
-  fields: Field[];
-}
-interface Schema {
-  generator: string;
-  modules: Record<string, string>;
-  kinds: { apiVersion: string; kind: string; type: string }[];
-  specials: string[];
-  messages: Record<string, Message>;
-}
+import { type Field, type Message, readSchema, type Schema, SCHEMA_PATH, type Type } from "./refgen_schema.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const schemaArg = process.argv.indexOf("--schema");
-const schemaPath = schemaArg > 0 ? process.argv[schemaArg + 1] : join(root, "tools/refgen/schema.json");
+const schemaPath = schemaArg > 0 ? process.argv[schemaArg + 1] : SCHEMA_PATH;
 const outDir = join(root, "src/codec/kubernetes/generated");
-const schema: Schema = JSON.parse(readFileSync(schemaPath, "utf8"));
+const schema: Schema = readSchema(schemaPath);
 
 /**
  * Messages that decode alike (same Go type name, same fields with the same JSON names, options and wire types, and
