@@ -77,3 +77,8 @@ export * from "./src/codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_encoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_decoder_stream.ts";
 export * from "./src/codec/msgpack/msgpack_event_decoder.ts";
+export * from "./src/watch/list_watch_source.ts";
+export * from "./src/watch/backoff.ts";
+export * from "./src/watch/watcher.ts";
+export * from "./src/watch/store.ts";
+export * from "./src/watch/informer.ts";

@@ -50,3 +50,4 @@ export {
 export { list, type ListOptions, type ListResult } from "./list.ts";
 export { watch, type WatchOptions } from "./watch.ts";
 export { type DiscoveredResource, discoverResource } from "./discovery.ts";
+export { informer, resourceSource, type ResourceSourceOptions } from "./resource_source.ts";

@@ -1,0 +1,122 @@
+/**
+ * {@linkcode resourceSource}: a {@linkcode ListWatchSource} of one resource of a cluster, for the watch loop and the
+ * informer; {@linkcode informer}: an informer of one resource of a cluster.
+ *
+ * @module
+ */
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesObject } from "../events.ts";
+import type { ListWatchSource } from "../watch/list_watch_source.ts";
+import { Informer, type InformerOptions } from "../watch/informer.ts";
+import type { ClusterConnection } from "./cluster_config.ts";
+import { list } from "./list.ts";
+import type { ResourceRef } from "./resource.ts";
+import { watch } from "./watch.ts";
+
+/**
+ * Options of {@linkcode resourceSource}: which objects and how they travel.
+ *
+ * @example
+ * ```ts
+ * import type { ResourceSourceOptions } from "watchwire";
+ *
+ * // Pods of one app, in protobuf, objects decoded as metadata only (the rest on demand).
+ * const options: ResourceSourceOptions = { labelSelector: "app=web", format: "protobuf", protobuf: { mode: "metadata" } };
+ * console.log(options.format); // protobuf
+ * ```
+ */
+export interface ResourceSourceOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** `"json"` (the default) or `"protobuf"` (JSON still for kinds that have no protobuf: CRDs). */
+  format?: "json" | "protobuf";
+  /** Options of the protobuf decoding (`mode: "metadata"` for a metadata-only informer). */
+  protobuf?: KubernetesProtobufOptions;
+  /** The page size of lists. Default 500 (client-go's). */
+  pageSize?: number;
+  /** Largest single event accepted, in bytes. Default 16 MiB. */
+  maxEventBytes?: number;
+}
+
+/**
+ * A list and a watch of `ref` through `connection`: what {@linkcode watcher} and {@linkcode Informer} read. Watches ask
+ * for bookmarks; a streaming list asks `resourceVersionMatch=NotOlderThan`.
+ *
+ * @example
+ * ```ts
+ * import { resourceSource, type ClusterConnection } from "watchwire";
+ *
+ * const connection: ClusterConnection = {
+ *   server: "https://127.0.0.1:6443",
+ *   headers: async () => new Headers(),
+ *   fetch: async (input) => Response.json({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "4" }, items: [] }),
+ *   close: async () => {},
+ * };
+ * const source = resourceSource(connection, { version: "v1", resource: "pods" });
+ * console.log((await source.list({ signal: new AbortController().signal })).resourceVersion); // 4
+ * ```
+ */
+export function resourceSource<T extends KubernetesObject = KubernetesObject>(
+  connection: ClusterConnection,
+  ref: ResourceRef,
+  options: ResourceSourceOptions = {},
+): ListWatchSource<T> {
+  const { pageSize = 500, maxEventBytes, ...common } = options;
+  return {
+    list: async (request) => {
+      const result = await list<T>(connection, ref, {
+        ...common,
+        limit: pageSize,
+        signal: request.signal,
+        ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
+        ...(request.onProgress ? { onPage: (page) => request.onProgress!(page.total) } : {}),
+      });
+      return { items: result.items, resourceVersion: result.resourceVersion };
+    },
+    watch: (request) =>
+      watch<T>(connection, ref, {
+        ...common,
+        allowWatchBookmarks: true,
+        timeoutSeconds: request.timeoutSeconds,
+        signal: request.signal,
+        ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
+        ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
+        ...(request.sendInitialEvents
+          ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" as const }
+          : {}),
+      }),
+  };
+}
+
+/**
+ * An {@linkcode Informer} of `ref` in the cluster of `connection`: `informer(connection, ref, options).start()`.
+ *
+ * @example
+ * ```ts
+ * import { informer, type ClusterConnection } from "watchwire";
+ *
+ * const connection: ClusterConnection = {
+ *   server: "https://127.0.0.1:6443",
+ *   headers: async () => new Headers(),
+ *   fetch: async () => new Response(null, { status: 503 }),
+ *   close: async () => {},
+ * };
+ * const pods = informer(connection, { version: "v1", resource: "pods" }, { format: "protobuf" });
+ * console.log(pods.hasSynced, pods.store.size); // false 0
+ * ```
+ */
+export function informer<T extends KubernetesObject = KubernetesObject>(
+  connection: ClusterConnection,
+  ref: ResourceRef,
+  options: ResourceSourceOptions & InformerOptions<T> = {},
+): Informer<T> {
+  const { labelSelector, fieldSelector, format, protobuf, pageSize, maxEventBytes, ...informerOptions } = options;
+  const sourceOptions: ResourceSourceOptions = {};
+  if (labelSelector !== undefined) sourceOptions.labelSelector = labelSelector;
+  if (fieldSelector !== undefined) sourceOptions.fieldSelector = fieldSelector;
+  if (format !== undefined) sourceOptions.format = format;
+  if (protobuf !== undefined) sourceOptions.protobuf = protobuf;
+  if (pageSize !== undefined) sourceOptions.pageSize = pageSize;
+  if (maxEventBytes !== undefined) sourceOptions.maxEventBytes = maxEventBytes;
+  return new Informer<T>(resourceSource<T>(connection, ref, sourceOptions), informerOptions);
+}
