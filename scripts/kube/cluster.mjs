@@ -126,8 +126,7 @@ function kubeconfigText({ server, pki, execPlugin }) {
     "  user:",
     "    exec:",
     "      apiVersion: client.authentication.k8s.io/v1",
-    `      command: ${yamlString(process.execPath)}`,
-    `      args: [${yamlString(execPlugin)}]`,
+    `      command: ${yamlString(execPlugin)}`,
     "      interactiveMode: Never",
     "contexts:",
     "- name: token",
@@ -141,17 +140,12 @@ function kubeconfigText({ server, pki, execPlugin }) {
   ].join("\n");
 }
 
-// An exec credential plugin (client.authentication.k8s.io/v1) that gives the admin token; it counts its runs in a
-// file beside it, so a test can tell a cached credential from a fresh one.
-const EXEC_PLUGIN = `
-const { appendFileSync } = require("node:fs");
-appendFileSync(__filename + ".runs", "x");
-const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO || "{}");
-process.stdout.write(JSON.stringify({
-  apiVersion: "client.authentication.k8s.io/v1",
-  kind: "ExecCredential",
-  status: { token: ${JSON.stringify(ADMIN_TOKEN)} },
-}));
+// An exec credential plugin (client.authentication.k8s.io/v1) that gives the admin token: a shell script, so that
+// it runs whatever runtime the test runs in; it counts its runs in a file beside it, so a test can tell a cached
+// credential from a fresh one.
+const EXEC_PLUGIN = `#!/bin/sh
+printf x >> "$0.runs"
+printf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${ADMIN_TOKEN}"}}'
 `;
 
 /**
@@ -175,8 +169,8 @@ export async function startCluster(options = {}) {
     tokenFile,
     `${ADMIN_TOKEN},admin,admin-uid,"system:masters"\n${NOBODY_TOKEN},nobody,nobody-uid\n`,
   );
-  const execPlugin = join(dir, "exec-plugin.cjs");
-  writeFileSync(execPlugin, EXEC_PLUGIN);
+  const execPlugin = join(dir, "exec-plugin.sh");
+  writeFileSync(execPlugin, EXEC_PLUGIN, { mode: 0o755 });
 
   const etcdPort = options.etcdPort ?? await freePort();
   const peerPort = await freePort();

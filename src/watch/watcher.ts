@@ -133,11 +133,24 @@ const randomTimeout = () => 300 + Math.floor(Math.random() * 301);
 
 type ReadResult<T> = { done: true } | { done: false; value: WatchEvent<T> } | { idle: true };
 
-/** A read of `reader` that gives up (`idle`) after `ms`. */
-function readWithin<T>(reader: ReadableStreamDefaultReader<WatchEvent<T>>, ms: number): Promise<ReadResult<T>> {
+/** A read of `reader` that gives up (`idle`) after `ms`, or rejects when `signal` aborts. */
+function readWithin<T>(
+  reader: ReadableStreamDefaultReader<WatchEvent<T>>,
+  ms: number,
+  signal: AbortSignal,
+): Promise<ReadResult<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<ReadResult<T>>((resolve) => (timer = setTimeout(() => resolve({ idle: true }), ms)));
-  return Promise.race([reader.read() as Promise<ReadResult<T>>, idle]).finally(() => clearTimeout(timer));
+  let stop: (() => void) | undefined;
+  const idle = new Promise<ReadResult<T>>((resolve, reject) => {
+    timer = setTimeout(() => resolve({ idle: true }), ms);
+    stop = () => reject(signal.reason);
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+  });
+  return Promise.race([reader.read() as Promise<ReadResult<T>>, idle]).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", stop!);
+  });
 }
 
 function statusOf(event: WatchEvent<unknown>): Status | undefined {
@@ -294,7 +307,7 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
 
           case "InitialWatch":
           case "Watching": {
-            const read = await readWithin(reader!, idleMs());
+            const read = await readWithin(reader!, idleMs(), signal);
             if ("idle" in read) {
               close();
               state = state === "Watching" ? "InitListed" : "Empty";
