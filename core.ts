@@ -82,3 +82,6 @@ export * from "./src/watch/backoff.ts";
 export * from "./src/watch/watcher.ts";
 export * from "./src/watch/store.ts";
 export * from "./src/watch/informer.ts";
+export * from "./src/watch/informer_state.ts";
+export * from "./src/watch/state_store.ts";
+export * from "./src/watch/run_informer.ts";

@@ -51,3 +51,4 @@ export { list, type ListOptions, type ListResult } from "./list.ts";
 export { watch, type WatchOptions } from "./watch.ts";
 export { type DiscoveredResource, discoverResource } from "./discovery.ts";
 export { informer, resourceSource, type ResourceSourceOptions } from "./resource_source.ts";
+export { denoKvStateStore, type DenoKvStateStoreOptions, fileStateStore } from "./state_stores.ts";

@@ -45,9 +45,16 @@ export interface DeletedFinalStateUnknown<T = KubernetesObject> {
  * ```
  */
 export interface InformerHandlers<T = KubernetesObject> {
-  add?(object: T): void | Promise<void>;
-  update?(old: T, object: T): void | Promise<void>;
-  delete?(object: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+  /** Its result is awaited if it is a promise, and otherwise ignored (as for the others). */
+  add?(object: T): unknown;
+  update?(old: T, object: T): unknown;
+  delete?(object: T | DeletedFinalStateUnknown<T>): unknown;
+  /**
+   * A point worth saving: after a bookmark, and after an initial sync's changes. `resourceVersion` and `snapshot()`
+   * are then those of that point, every change before it handled (a state store saves here: `runInformerWithin`).
+   * Not a change: not counted in `stats.changes`, not in `changes()`.
+   */
+  checkpoint?(resourceVersion: string): unknown;
 }
 
 /**
@@ -225,12 +232,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   /**
-   * Adds handlers; returns what removes them. Handlers added after the initial sync first get every stored object as
-   * an `add` (awaited before the next change).
+   * Adds handlers; returns what removes them. Handlers added after the initial sync (or to a resumed informer) first
+   * get every stored object as an `add` (awaited before the next change), unless `replay` is false: a program resumed
+   * from a saved state whose handlers saw those objects in an earlier run wants only the changes since.
    */
-  addHandlers(handlers: InformerHandlers<T>): () => void {
+  addHandlers(handlers: InformerHandlers<T>, options: { replay?: boolean } = {}): () => void {
     this.#handlers.add(handlers);
-    if (this.#hasSynced && handlers.add) {
+    if (this.#hasSynced && handlers.add && options.replay !== false) {
       this.#pending = this.#pending.then(async () => {
         for (const object of this.#store.list()) await this.#call(handlers, { type: "add", object });
       });
@@ -331,6 +339,18 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
+  async #checkpoint(): Promise<void> {
+    for (const handlers of [...this.#handlers]) {
+      if (handlers.checkpoint === undefined) continue;
+      try {
+        await handlers.checkpoint(this.#resourceVersion);
+      } catch (error) {
+        this.#stats.handlerErrors++;
+        this.#report(error);
+      }
+    }
+  }
+
   async #dispatch(change: InformerChange<T>): Promise<void> {
     this.#stats.changes++;
     for (const handlers of [...this.#handlers]) await this.#call(handlers, change);
@@ -377,6 +397,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           }
         }
         if (first) this.#resolveSynced();
+        await this.#checkpoint();
         return;
       }
       case "Apply": {
@@ -398,6 +419,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       case "Bookmark":
         this.#resourceVersion = event.resourceVersion;
         this.#state = "Watching";
+        await this.#checkpoint();
         return;
       case "Expired":
         this.#stats.expired++;
