@@ -1,9 +1,14 @@
 /**
- * The `watchwire` command for Deno: runtime glue (files, stdin, stdout, exit status) around `runCli`.
+ * The `watchwire` command for Deno: runtime glue (files, stdin, stdout, signals, exit status) around `runCli`.
  *
  * ```sh
  * deno run --allow-read cli/deno.ts decode --output table fixtures/node-http-watch.http
+ * deno run --allow-net --allow-read --allow-env --allow-write=pods.state cli/deno.ts watch --state pods.state pods
  * ```
+ *
+ * `watch` needs `--allow-net` (the API server), `--allow-env` (KUBECONFIG, HOME), `--allow-read` (the kubeconfig and
+ * the files it names, the state file), `--allow-write` (the state file) and, for an exec credential plugin,
+ * `--allow-run`.
  *
  * @module
  */
@@ -39,6 +44,44 @@ async function open(path: string): Promise<ReadableStream<Uint8Array>> {
   return file.readable;
 }
 
+/** A file's bytes, or undefined if it does not exist (`watch --state`). */
+async function readFile(path: string): Promise<Uint8Array | undefined> {
+  try {
+    return await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+/** Writes a file whole: a temporary file beside it, renamed over it (`watch --state`). */
+async function writeFile(path: string, bytes: Uint8Array): Promise<void> {
+  const temporary = `${path}.${Deno.pid}.tmp`;
+  try {
+    await Deno.writeFile(temporary, bytes);
+    await Deno.rename(temporary, path);
+  } catch (error) {
+    await Deno.remove(temporary).catch(() => {});
+    throw error;
+  }
+}
+
+/** SIGINT and SIGTERM call `handler` once; a second one ends the process at once (exit status 130). */
+function onInterrupt(handler: () => void): () => void {
+  let interrupted = false;
+  const listener = () => {
+    if (interrupted) Deno.exit(130);
+    interrupted = true;
+    handler();
+  };
+  Deno.addSignalListener("SIGINT", listener);
+  Deno.addSignalListener("SIGTERM", listener);
+  return () => {
+    Deno.removeSignalListener("SIGINT", listener);
+    Deno.removeSignalListener("SIGTERM", listener);
+  };
+}
+
 const status = await runCli(Deno.args, {
   open,
   stdout: async (text) => {
@@ -53,5 +96,8 @@ const status = await runCli(Deno.args, {
   stderr: (text) => writeAll(Deno.stderr, text),
   stdoutIsTerminal: Deno.stdout.isTerminal(),
   version: await version(),
+  readFile,
+  writeFile,
+  onInterrupt,
 });
 Deno.exit(status);

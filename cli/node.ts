@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 /**
- * The `watchwire` command for Node and Bun: runtime glue (files, stdin, stdout, exit status) around `runCli`.
+ * The `watchwire` command for Node and Bun: runtime glue (files, stdin, stdout, signals, exit status) around `runCli`.
  *
  * ```sh
  * npx watchwire decode --output table fixtures/node-http-watch.http
  * bun cli/node.ts decode fixtures/node-http-watch.http
+ * npx watchwire watch -A --state pods.state pods
  * ```
  *
  * @module
  */
-import { open as openFile, readFile } from "node:fs/promises";
+import { mkdir, open as openFile, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import process from "node:process";
 import { runCli } from "../src/cli/main.ts";
 
@@ -77,6 +79,45 @@ async function version(): Promise<string> {
   return "unknown";
 }
 
+/** A file's bytes, or undefined if it does not exist (`watch --state`). */
+async function readStateFile(path: string): Promise<Uint8Array | undefined> {
+  try {
+    return new Uint8Array(await readFile(path));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/** Writes a file whole: a temporary file beside it, renamed over it (`watch --state`). */
+async function writeStateFile(path: string, bytes: Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, bytes);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** SIGINT and SIGTERM call `handler` once; a second one ends the process at once (exit status 130). */
+function onInterrupt(handler: () => void): () => void {
+  let interrupted = false;
+  const listener = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    handler();
+  };
+  process.on("SIGINT", listener);
+  process.on("SIGTERM", listener);
+  return () => {
+    process.off("SIGINT", listener);
+    process.off("SIGTERM", listener);
+  };
+}
+
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   // A closed pipe (`watchwire decode x | head`) ends the run quietly.
   if (error.code === "EPIPE") process.exit(0);
@@ -89,4 +130,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: write(process.stderr),
   stdoutIsTerminal: process.stdout.isTTY === true,
   version: await version(),
+  readFile: readStateFile,
+  writeFile: writeStateFile,
+  onInterrupt,
 });

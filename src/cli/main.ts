@@ -37,6 +37,8 @@ import {
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
+import type { ClusterConnection } from "../cluster/cluster_config.ts";
+import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./watch.ts";
 
 /**
  * What the command needs from its runtime.
@@ -69,6 +71,20 @@ export interface CliHost {
   stdoutIsTerminal: boolean;
   /** The package version, for `--version`. */
   version: string;
+  /** `watch --state FILE`: the file's bytes, or `undefined` if it does not exist. */
+  readFile?(path: string): Promise<Uint8Array | undefined>;
+  /** `watch --state FILE`: writes the file whole (a reader never sees part of it). */
+  writeFile?(path: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * `watch` runs until interrupted: calls `handler` on an interrupt (SIGINT, SIGTERM) and returns what stops doing so.
+   * Without it, `watch` runs until the process ends.
+   */
+  onInterrupt?(handler: () => void): () => void;
+  /**
+   * How `watch` reaches the cluster: by default `loadKubeconfig({ path: kubeconfig, context })`, then
+   * `connectCluster` (tests pass a fake cluster).
+   */
+  connect?(options: { kubeconfig?: string; context?: string }): Promise<ClusterConnection>;
 }
 
 /**
@@ -92,6 +108,9 @@ export interface CliHost {
  */
 export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload kubernetes|etcd] [--content-type TYPE]
                        [--max-event-bytes N] [--request FILE] FILE...
+       watchwire watch [--kubeconfig FILE] [--context NAME] [-n NAMESPACE | -A] [-l SELECTOR]
+                       [--field-selector SELECTOR] [--format protobuf|json] [--metadata-only]
+                       [--output table|ndjson] [--state FILE] RESOURCE
 
 Decodes what a Kubernetes (or etcd) watch client received and prints its events.
 FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
@@ -132,6 +151,32 @@ stderr; they do not change the exit status.
 
 Exit status: 0 when every input decoded, 1 on a decoding fault (the events before it are printed,
 then one line on stderr naming the byte offset), 2 on a usage error or an unreadable FILE.
+
+watchwire watch RESOURCE: an informer of RESOURCE in a cluster; prints its changes as they happen, as
+kubectl get -w does, until interrupted (Ctrl-C). First every object (ADDED), once the initial sync is
+whole; then each change. Progress of the initial sync and a line when it is synced go to stderr.
+RESOURCE as kubectl names it: pods, pod, po, Pod, deployments.apps, deployments.v1.apps, widgets.example.com.
+
+  --kubeconfig FILE           the kubeconfig (default: KUBECONFIG, else ~/.kube/config)
+  --context NAME              its context (default: its current-context)
+  -n, --namespace NAMESPACE   the namespace (default: the context's, else default)
+  -A, --all-namespaces        every namespace
+  -l, --selector SELECTOR     a label selector (app=web,tier!=db)
+  --field-selector SELECTOR   a field selector (metadata.name=web)
+  --format protobuf|json      how objects travel (default protobuf; JSON for kinds without protobuf)
+  --metadata-only             decode only kind, apiVersion and metadata (protobuf)
+  -o, --output table|ndjson   a table: EVENT, [NAMESPACE with -A,] NAME, RESOURCEVERSION, AGE (default when
+                              stdout is a terminal), or one JSON watch event per line: ADDED, MODIFIED,
+                              DELETED with the object (the last known one for an object that vanished while
+                              the informer was away)
+  --state FILE                keep the informer's state (resourceVersion and objects, msgpack) in FILE:
+                              resume from it if it exists (no initial sync while the server still has its
+                              resourceVersion: only the changes since are printed), write it at each
+                              bookmark, after each initial sync and on exit
+
+Exit status: 0 when interrupted (the state written), 1 if the cluster or RESOURCE cannot be reached or
+the state file cannot be read, 2 on a usage error. Failures while watching are noted on stderr and
+retried.
 `;
 
 /** What follows a usage error's message on stderr: the command's form in one line, and where the rest is. */
@@ -232,6 +277,21 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
  * ```
  */
 export async function runCli(args: string[], host: CliHost): Promise<number> {
+  if (args[0] === "watch") {
+    let watchOptions: ReturnType<typeof parseWatchArgs>;
+    try {
+      watchOptions = parseWatchArgs(args.slice(1), host.stdoutIsTerminal);
+    } catch (error) {
+      if (!(error instanceof WatchUsageError)) throw error;
+      await host.stderr(`watchwire: ${error.message}\n${WATCH_USAGE_HINT}`);
+      return 2;
+    }
+    if (watchOptions === "help") {
+      await host.stdout(USAGE);
+      return 0;
+    }
+    return await runWatch(watchOptions, host);
+  }
   let options: Options | "help" | "version";
   try {
     options = parseArgs(args, host);
