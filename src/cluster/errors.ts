@@ -46,6 +46,11 @@ export type ClusterAccessErrorCode =
   | "SERVER_CERTIFICATE_REJECTED"
   /** A request failed before a response came (connection refused or reset, a TLS failure). */
   | "REQUEST_FAILED"
+  /**
+   * A response's body broke off (the connection cut or reset, its HTTP/2 stream or connection ended) after the
+   * response came: what was read before it was delivered (a watch's events decoded up to there).
+   */
+  | "CONNECTION_LOST"
   /** The server answered 401: the credentials were refused. */
   | "UNAUTHORIZED"
   /** The server answered 403: the user may not do this. */

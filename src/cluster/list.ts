@@ -110,7 +110,8 @@ async function readPage(
   try {
     response = await connection.fetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
   } catch (e) {
-    if (options.signal?.aborted) throw e;
+    // An abort stays one; connectCluster's fetch has typed its failure already (CLOSED, REQUEST_FAILED, ...).
+    if (options.signal?.aborted || e instanceof ClusterAccessError) throw e;
     throw new ClusterAccessError(
       "REQUEST_FAILED",
       `${what}: ${url.origin} could not be reached: ${(e as Error).message}`,
@@ -131,7 +132,22 @@ async function readPage(
     return { expired: true };
   }
   if (!response.ok) throw await responseError(response, what);
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (e) {
+    const name = (e as { name?: unknown } | null)?.name;
+    if (options.signal?.aborted || e instanceof ClusterAccessError || name === "AbortError") throw e;
+    // As watch() says it: one error in every runtime (undici's `terminated`, Deno's and Bun's own words as the cause).
+    const why = (e as { message?: unknown } | null)?.message ?? String(e);
+    throw new ClusterAccessError(
+      "CONNECTION_LOST",
+      `${what}: the connection was lost in the answer of ${url} (${why})`,
+      {
+        cause: e,
+      },
+    );
+  }
   let page: ListObject;
   if (hasKubernetesProtobufMagic(bytes)) {
     page = decodeKubernetesProtobufObject(bytes, options.protobuf) as ListObject;
@@ -150,7 +166,7 @@ async function readPage(
  * Lists every object of a resource: page by page (`limit`, then each `continue` token), in JSON or protobuf. A
  * continue token that expired (410, when etcd compacted the list's revision) starts the list again. A failed
  * request is a `ClusterAccessError` with the server's Status message (`UNAUTHORIZED` for a 401, `FORBIDDEN` for a
- * 403).
+ * 403); an answer whose body breaks off is `CONNECTION_LOST` (the runtime's own error its `cause`).
  *
  * @example
  * ```ts

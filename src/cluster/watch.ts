@@ -7,6 +7,7 @@ import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_objec
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { decodeWatchResponse } from "../builtin_defaults.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
+import { DecodeError } from "../errors.ts";
 import { ClusterAccessError } from "./errors.ts";
 import { ACCEPT } from "./list.ts";
 import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
@@ -36,7 +37,14 @@ export interface WatchOptions extends WatchQuery {
 /**
  * Opens one watch and returns its events as they arrive. A refused request (401, 403, 410, ...) comes as one `ERROR`
  * event with the server's Status, as on the wire; a server that cannot be reached rejects with a
- * `ClusterAccessError` (`REQUEST_FAILED`). The stream ends when the server ends the watch (`timeoutSeconds`).
+ * `ClusterAccessError` (`REQUEST_FAILED`); the `Retry-After` of a 429 or 5xx answer is in that Status as
+ * `details.retryAfterSeconds` (where the watch loop reads it) when the body did not say it: kube-apiserver's
+ * priority and fairness answers 429 with the header and a text body. The stream ends when the server ends the watch
+ * (`timeoutSeconds`). A body that breaks off (the connection cut or reset, its HTTP/2 stream or connection ended)
+ * fails the stream, after every event decoded before the break, with one `ClusterAccessError` (`CONNECTION_LOST`,
+ * naming the URL, the bytes read and the runtime's own error, its `cause`) in every runtime; a fault in the bytes
+ * themselves is a `DecodeError` (`TRUNCATED`: the body ended cleanly inside an event), and an abort (the signal, the
+ * connection closed) stays one.
  *
  * @example
  * ```ts
@@ -67,7 +75,8 @@ export async function watch<T = KubernetesObject>(
   try {
     response = await connection.fetch(url, { headers, ...(signal ? { signal } : {}) });
   } catch (e) {
-    if (signal?.aborted) throw e;
+    // An abort stays one; connectCluster's fetch has typed its failure already (CLOSED, REQUEST_FAILED, ...).
+    if (signal?.aborted || e instanceof ClusterAccessError) throw e;
     throw new ClusterAccessError(
       "REQUEST_FAILED",
       `watch ${url.pathname}: ${url.origin} could not be reached: ${(e as Error).message}`,
@@ -76,8 +85,79 @@ export async function watch<T = KubernetesObject>(
       },
     );
   }
-  return decodeWatchResponse<T>(response, {
+  const events = decodeWatchResponse<T>(withTypedBodyFailure(response, url, signal), {
     ...(protobuf ? { protobuf } : {}),
     ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
   });
+  const retryAfter = retryAfterSeconds(response);
+  if (retryAfter === undefined) return events;
+  return events.pipeThrough(
+    new TransformStream<WatchEvent<T>, WatchEvent<T>>({
+      transform(event, controller) {
+        if (event.type === "ERROR" && event.object.details?.retryAfterSeconds === undefined) {
+          const details = { ...event.object.details, retryAfterSeconds: retryAfter };
+          event = { type: "ERROR", object: { ...event.object, details } };
+        }
+        controller.enqueue(event);
+      },
+    }),
+  );
+}
+
+/** The seconds of a 429's or 5xx's `Retry-After` header (client-go honours it on those), if it has a number. */
+function retryAfterSeconds(response: Response): number | undefined {
+  if (response.status !== 429 && (response.status < 500 || response.status > 599)) return undefined;
+  const value = response.headers.get("retry-after")?.trim();
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/** The messages of an error and its causes, outermost first (each with its `code`, if it has one). */
+function causes(error: unknown): string {
+  const out: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
+    const { message, code, cause } = e as { message?: unknown; code?: unknown; cause?: unknown };
+    const said = typeof message === "string" ? message : String(e);
+    const text = typeof code === "string" && !said.startsWith(code) ? `${code}: ${said}` : said;
+    if (text !== "" && !out.includes(text)) out.push(text);
+    e = cause;
+  }
+  return out.join(" <- ");
+}
+
+/**
+ * `response` with a failure of its body as one `CONNECTION_LOST` error: each runtime's fetch says it its own way
+ * (`terminated` in Node's undici, `error reading a body from connection` in Deno, `ECONNRESET` in Bun). An abort (the
+ * caller's signal, the connection closed) and an error already typed pass as they are. The decoder downstream hands
+ * on every event it decoded before the failure, then the failure.
+ */
+function withTypedBodyFailure(response: Response, url: URL, signal: AbortSignal | undefined): Response {
+  // A status whose Response cannot have a body (no watch answers one) is left alone.
+  if (response.body === null || [101, 204, 205, 304].includes(response.status)) return response;
+  const reader = response.body.getReader();
+  let bytes = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        const name = (error as { name?: unknown } | null)?.name;
+        const typed = signal?.aborted || error instanceof ClusterAccessError || error instanceof DecodeError ||
+          name === "AbortError" || name === "TimeoutError";
+        controller.error(
+          typed ? error : new ClusterAccessError(
+            "CONNECTION_LOST",
+            `watch ${url}: the connection was lost after ${bytes} bytes of the response body (${causes(error)})`,
+            { cause: error },
+          ),
+        );
+        return;
+      }
+      if (read.done) return controller.close();
+      bytes += read.value.length;
+      controller.enqueue(read.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -89,8 +89,9 @@ export interface WatcherOptions {
   /** The backoff after failures, or its options (800 ms doubling up to 30 s, reset after 2 healthy minutes). */
   backoff?: Backoff | BackoffOptions;
   /**
-   * A watch that gives no event (bookmarks count) for this long is closed and opened again: a stalled connection.
-   * Default: its `timeoutSeconds` plus 30 s (the server ends a healthy one by then).
+   * A watch that gives no event (bookmarks count) for this long is closed and opened again: a stalled connection. So
+   * is one whose response does not come within it (its request aborted). Default: its `timeoutSeconds` plus 30 s (the
+   * server ends a healthy one by then).
    */
   idleTimeoutMs?: number;
   /** Stops the loop: the watch is closed and the iteration ends. */
@@ -251,9 +252,13 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
   let opened = 0;
   let eventsThisWatch = 0;
 
+  /** Ends the watch in hand: its request (its own signal, aborted with the loop's too) and its body. */
+  let release: (() => void) | undefined;
   const close = () => {
     reader?.cancel().catch(() => {});
     reader = undefined;
+    release?.();
+    release = undefined;
   };
   /** After a failure: an Error event, then the wait (at least `atLeastMs`). */
   async function* fail(error: unknown, atLeastMs = 0): AsyncGenerator<WatcherEvent<T>> {
@@ -262,9 +267,30 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
     await sleep(retryInMs, signal);
   }
   const open = async (request: { resourceVersion?: string; sendInitialEvents?: boolean }) => {
+    release?.();
     watchTimeout = timeoutSeconds();
-    const stream = await source.watch({ ...request, timeoutSeconds: watchTimeout, signal });
-    reader = stream.getReader();
+    // A server that never answers is as stalled as one that stops sending: given up after the idle time too (a
+    // WatchIdleError, thrown: the same state again after a wait), its request aborted.
+    const own = new AbortController();
+    const stop = () => own.abort(signal.reason);
+    signal.addEventListener("abort", stop, { once: true });
+    release = () => {
+      signal.removeEventListener("abort", stop);
+      own.abort();
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WatchIdleError(idleMs())), idleMs());
+    });
+    try {
+      const stream = await Promise.race([
+        source.watch({ ...request, timeoutSeconds: watchTimeout, signal: own.signal }),
+        idle,
+      ]);
+      reader = stream.getReader();
+    } finally {
+      clearTimeout(timer);
+    }
     opened = Date.now();
     eventsThisWatch = 0;
   };

@@ -9,15 +9,21 @@ import process from "node:process";
 import { attachCluster, type Cluster, type ClusterOptions, startCluster } from "../../scripts/kube/cluster.mjs";
 
 let shared: Promise<Cluster> | undefined;
+let started: Cluster | undefined;
+
+// Registered as this module loads (at a test file's top level): an `after` registered inside a test would stop the
+// cluster when that test ends, in Node and Bun, before the file's next test.
+after(async () => {
+  await started?.destroy();
+});
 
 /** The run's shared cluster. */
 export function sharedCluster(): Promise<Cluster> {
   shared ??= (async () => {
     const dir = process.env.WATCHWIRE_CLUSTER_DIR;
     if (dir) return attachCluster(dir);
-    const cluster = await startCluster();
-    after(() => cluster.destroy());
-    return cluster;
+    started = await startCluster();
+    return started;
   })();
   return shared;
 }
