@@ -150,7 +150,12 @@ async function readPage(
   }
   let page: ListObject;
   if (hasKubernetesProtobufMagic(bytes)) {
-    page = decodeKubernetesProtobufObject(bytes, options.protobuf) as ListObject;
+    // Metadata mode applies to a top-level object, here the List itself, which would keep its items as bytes: a list
+    // is decoded in full (its items whole), so a metadata-only informer's list sync holds whole objects.
+    const protobuf = options.protobuf?.mode === "metadata"
+      ? { ...options.protobuf, mode: "full" as const }
+      : options.protobuf;
+    page = decodeKubernetesProtobufObject(bytes, protobuf) as ListObject;
   } else {
     page = JSON.parse(new TextDecoder().decode(bytes)) as ListObject;
   }

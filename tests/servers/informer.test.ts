@@ -148,6 +148,28 @@ for (const format of ["json", "protobuf"] as const) {
   }
 }
 
+test("list() in protobuf metadata mode gives every item (the List is decoded whole)", async () => {
+  const cluster = await sharedCluster();
+  const c = await connect(cluster);
+  try {
+    const ref = configmaps(await namespace(c, "list-metadata"));
+    for (let i = 0; i < 3; i++) {
+      await send(c, "POST", new URL(resourcePath(ref), c.server), { metadata: { name: `l-${i}` } });
+    }
+    const metadataOnly = await list<Obj>(c, ref, { format: "protobuf", protobuf: { mode: "metadata" }, limit: 2 });
+    assert.deepEqual(metadataOnly.items, (await list<Obj>(c, ref)).items);
+    // And the informer that lists: synced with every object, none lost.
+    const cms = informer<Obj>(c, ref, { format: "protobuf", protobuf: { mode: "metadata" }, initialSync: "list" });
+    const running = cms.start();
+    await cms.synced;
+    assert.equal(cms.store.size, 3);
+    cms.stop();
+    await running;
+  } finally {
+    await c.close();
+  }
+});
+
 test("informer, metadata-only (protobuf metadata mode): metadata now, the whole object on demand", async () => {
   const cluster = await sharedCluster();
   const c = await connect(cluster);
