@@ -6,16 +6,29 @@
 import { after } from "node:test";
 import { spawnSync } from "node:child_process";
 import process from "node:process";
+import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
+import { type FaultProxy, startFaultProxy } from "../peers/fault_proxy.ts";
 import { attachCluster, type Cluster, type ClusterOptions, startCluster } from "../../scripts/kube/cluster.mjs";
 
 let shared: Promise<Cluster> | undefined;
 let started: Cluster | undefined;
 
+let faultProxy: Promise<FaultProxy> | undefined;
+
 // Registered as this module loads (at a test file's top level): an `after` registered inside a test would stop the
 // cluster when that test ends, in Node and Bun, before the file's next test.
 after(async () => {
+  await (await faultProxy)?.close();
   await started?.destroy();
 });
+
+/** A fault proxy (tests/peers/fault_proxy.ts) in front of the shared cluster, for the file's tests. */
+export function sharedFaultProxy(): Promise<FaultProxy> {
+  faultProxy ??= sharedCluster().then((cluster) =>
+    startFaultProxy({ upstream: cluster.server, ca: cluster.pki.ca, caKey: cluster.pki.caKey })
+  );
+  return faultProxy;
+}
 
 /** The run's shared cluster. */
 export function sharedCluster(): Promise<Cluster> {
@@ -52,4 +65,29 @@ export function kubectl(cluster: Cluster, args: string[], input?: string): strin
   if (result.error) throw new Error(`kubectl could not run : ${result.error.message}`);
   if (result.status !== 0) throw new Error(`kubectl ${args.join(" ")} failed: ${result.stderr}`);
   return result.stdout;
+}
+
+/**
+ * A request with the connection's credentials (JSON in, JSON out; PATCH as a merge patch): the answer, or an error with
+ * the server's message.
+ */
+export async function apiRequest<T = unknown>(
+  c: ClusterConnection,
+  method: string,
+  url: URL,
+  body?: unknown,
+): Promise<T> {
+  const headers = await c.headers();
+  headers.set("accept", "application/json");
+  if (body !== undefined) {
+    headers.set("content-type", method === "PATCH" ? "application/merge-patch+json" : "application/json");
+  }
+  const response = await c.fetch(url, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
 }

@@ -22,7 +22,7 @@ import {
   type ResourceRef,
 } from "../../mod.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
-import { kubectl, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
+import { apiRequest, kubectl, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
 
 type Obj = KubernetesObject & {
   metadata: { name: string; namespace?: string; resourceVersion: string };
@@ -35,18 +35,7 @@ async function connect(cluster: Cluster): Promise<ClusterConnection> {
   return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig }));
 }
 
-async function send(c: ClusterConnection, method: string, url: URL, body?: unknown): Promise<Obj> {
-  const headers = await c.headers();
-  headers.set("content-type", "application/json");
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) => apiRequest<Obj>(c, method, url, body);
 
 const configmaps = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
 

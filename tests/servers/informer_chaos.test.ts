@@ -21,7 +21,7 @@
  * `WATCHWIRE_CHAOS_MUTATIONS=<n>` makes n changes a run (80; more while fewer than 6 faults took effect), and
  * `WATCHWIRE_CHAOS_LOG=1` prints each failure reported and each run's request log.
  */
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { isDeepStrictEqual } from "node:util";
@@ -35,14 +35,8 @@ import { informer } from "../../src/cluster/resource_source.ts";
 import type { KubernetesObject } from "../../src/events.ts";
 import type { DeletedFinalStateUnknown } from "../../src/watch/informer.ts";
 import { WatchStatusError } from "../../src/watch/watcher.ts";
-import {
-  type FaultName,
-  type FaultProxy,
-  type ProxiedRequest,
-  seededRandom,
-  startFaultProxy,
-} from "../peers/fault_proxy.ts";
-import { namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
+import { type FaultName, type ProxiedRequest, seededRandom } from "../peers/fault_proxy.ts";
+import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 
 type ConfigMap = KubernetesObject & {
   metadata: { name: string; namespace: string; resourceVersion: string; labels?: Record<string, string> };
@@ -75,35 +69,15 @@ const RETRY_AFTER_SECONDS = 1;
 /** The mutations go on until this many faults took effect: a run without faults would prove nothing. */
 const MIN_FAULTS = 6;
 
-// Started (or attached to) before the tests: sharedCluster() registers its `after` where it is first called, and
-// called inside a test, Node and Bun would stop the cluster after that test (when the file runs alone).
 const cluster = await sharedCluster();
-let started: Promise<FaultProxy> | undefined;
-function proxy(): Promise<FaultProxy> {
-  started ??= startFaultProxy({ upstream: cluster.server, ca: cluster.pki.ca, caKey: cluster.pki.caKey });
-  return started;
-}
-after(async () => {
-  await (await started)?.close();
-});
+const proxy = sharedFaultProxy;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 const rvOf = (o: KubernetesObject) => BigInt(o.metadata?.resourceVersion ?? "0");
 
-async function send(c: ClusterConnection, method: string, url: URL, body?: unknown): Promise<ConfigMap> {
-  const headers = await c.headers();
-  headers.set("content-type", "application/json");
-  headers.set("accept", "application/json");
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) =>
+  apiRequest<ConfigMap>(c, method, url, body);
 
 /** Random text of a random size: mostly small, sometimes several TLS records, now and then beyond the BMP. */
 function randomText(random: () => number): string {

@@ -22,7 +22,7 @@ import { decodeInformerState, encodeInformerState } from "../../src/watch/inform
 import { runInformerWithin } from "../../src/watch/run_informer.ts";
 import { loadInformerState, memoryStateStore } from "../../src/watch/state_store.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
-import { namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
+import { apiRequest, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Started (or attached) at the file's top level, so that when this file runs alone it lasts for all its tests.
@@ -35,21 +35,7 @@ async function connect(cluster: Cluster): Promise<ClusterConnection> {
   return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig }));
 }
 
-async function send(c: ClusterConnection, method: string, url: URL, body?: unknown): Promise<Obj> {
-  const headers = await c.headers();
-  headers.set("accept", "application/json");
-  if (body !== undefined) {
-    headers.set("content-type", method === "PATCH" ? "application/merge-patch+json" : "application/json");
-  }
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) => apiRequest<Obj>(c, method, url, body);
 
 const configMaps = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
 const create = (c: ClusterConnection, ns: string, name: string) =>

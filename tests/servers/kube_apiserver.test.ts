@@ -18,7 +18,7 @@ import { watch } from "../../src/cluster/watch.ts";
 import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
 import { DecodeError } from "../../src/errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
-import { kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
+import { apiRequest, kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
 import { startRecordingProxy } from "../peers/recording_proxy.ts";
 
 type Obj = KubernetesObject & {
@@ -58,25 +58,7 @@ async function connect(context = "token"): Promise<ClusterConnection> {
   return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig, context }));
 }
 
-/** A request with the connection's credentials; the JSON answer, or an error with the server's message. */
-async function send(
-  connection: ClusterConnection,
-  method: string,
-  url: URL,
-  body?: unknown,
-): Promise<Obj> {
-  const headers = await connection.headers();
-  headers.set("accept", "application/json");
-  if (body !== undefined) headers.set("content-type", "application/json");
-  const response = await connection.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) => apiRequest<Obj>(c, method, url, body);
 
 const create = (c: ClusterConnection, ref: ResourceRef, object: unknown) =>
   send(c, "POST", new URL(watchUrl(c.server, ref).pathname, c.server), object);

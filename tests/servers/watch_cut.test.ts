@@ -8,7 +8,7 @@
  * And a 429 whose wait only its Retry-After header says (kube-apiserver's priority and fairness answer) is an ERROR
  * Status with that wait in `details.retryAfterSeconds`, where the watch loop reads it.
  */
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { connectCluster } from "../../src/cluster/connection/connect_cluster.ts";
 import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
@@ -19,38 +19,18 @@ import { type ResourceRef, watchUrl } from "../../src/cluster/resource.ts";
 import { watch } from "../../src/cluster/watch.ts";
 import { DecodeError } from "../../src/errors.ts";
 import type { WatchEvent } from "../../src/events.ts";
-import { type Fault, type FaultProxy, startFaultProxy } from "../peers/fault_proxy.ts";
-import { namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
+import type { Fault } from "../peers/fault_proxy.ts";
+import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 
-// Started (or attached to) before the tests: sharedCluster() registers its `after` where it is first called, and
-// called inside a test, Node and Bun would stop the cluster after that test (when the file runs alone).
 const cluster = await sharedCluster();
-let started: Promise<FaultProxy> | undefined;
-/** One proxy for the file's tests, stopped after them (an `after` of the file: inside a test it would be the test's). */
-function proxy(): Promise<FaultProxy> {
-  started ??= startFaultProxy({ upstream: cluster.server, ca: cluster.pki.ca, caKey: cluster.pki.caKey });
-  return started;
-}
-after(async () => {
-  await (await started)?.close();
-});
+const proxy = sharedFaultProxy;
 
 async function admin(): Promise<ClusterConnection> {
   return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig }));
 }
 
-async function send(c: ClusterConnection, method: string, url: URL, body?: unknown): Promise<unknown> {
-  const headers = await c.headers();
-  headers.set("content-type", "application/json");
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) =>
+  apiRequest<unknown>(c, method, url, body);
 
 /** Reads every event, then the stream's end or its error. */
 async function readAll<T>(
