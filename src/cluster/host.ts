@@ -1,6 +1,6 @@
 /**
  * {@linkcode Host}: how cluster access reads files and environment variables. The default is the runtime adapter
- * (`runtime/host.ts`, or `runtime/host_deno.ts` in Deno, loaded on first use); tests and platforms without files pass
+ * (`runtime/host_node.ts`, or `runtime/host_deno.ts` in Deno, loaded on first use); tests and platforms without files pass
  * their own.
  *
  * @module

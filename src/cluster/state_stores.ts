@@ -25,7 +25,7 @@ function stateFiles(): Promise<StateFileModule> {
   adapter ??=
     (detectRuntime() === "deno"
       ? import("./runtime/state_file_deno.ts")
-      : importHidden("./runtime/state_file.ts") as Promise<StateFileModule>).catch((error) => {
+      : importHidden("./runtime/state_file_node.ts") as Promise<StateFileModule>).catch((error) => {
         adapter = undefined;
         throw error;
       });

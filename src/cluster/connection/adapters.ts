@@ -85,7 +85,7 @@ function importHidden(specifier: string): Promise<unknown> {
 const IMPORTS: { [K in keyof AdapterModules]: () => Promise<unknown> } = {
   undici: () => importHidden("../runtime/fetch_undici.ts"),
   spawnNode: () => importHidden("../runtime/spawn_node.ts"),
-  host: () => importHidden("../runtime/host.ts"),
+  host: () => importHidden("../runtime/host_node.ts"),
   deno: (): Promise<TlsFetchModule> => import("../runtime/fetch_deno.ts"),
   bun: (): Promise<TlsFetchModule> => import("../runtime/fetch_bun.ts"),
   spawnDeno: (): Promise<SpawnModule> => import("../runtime/spawn_deno.ts"),
