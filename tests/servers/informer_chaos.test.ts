@@ -400,6 +400,12 @@ async function chaosRun(
       await sleep(50);
     }
     const settleMs = Date.now() - settling;
+    // A stall still open now (the store can settle while a relist stalls, as the old store stays until the new one is
+    // whole) is judged once its idle timeout, and the second of slack checkRequests allows, has run out.
+    const openStalls = (await p.stats()).requests.slice(first)
+      .filter((r) => r.fault?.name === "stall" && r.faultAt !== undefined && r.endedAt === undefined);
+    const judgeAt = Math.max(0, ...openStalls.map((r) => r.faultAt! + IDLE_TIMEOUT_MS + 1200));
+    if (judgeAt > Date.now()) await sleep(judgeAt - Date.now());
     const requests = (await p.stats()).requests.slice(first);
     const log = () =>
       requests.map((r) =>
