@@ -9,7 +9,7 @@
  *
  * `--reuse`: a cluster left running in the directory by an earlier `--keep` (or `bench/informer_cluster.ts start`) is
  * used as it is. `--print`: the section goes to stdout, RESULTS.md is left alone. The section replaces the one between
- * its markers in RESULTS.md, or is appended. (`npm run bench` rewrites RESULTS.md whole, without it.)
+ * its markers in RESULTS.md, or is appended. (`npm run bench` rewrites the rest of RESULTS.md and keeps it.)
  *
  * @module
  */

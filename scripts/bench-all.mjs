@@ -2,7 +2,8 @@
 // Runs the benchmarks in bench/ under Node (`node --import tsx`: the Node running npm, and the current LTS from
 // scripts/node-lts.mjs), Deno (`deno run -A`) and Bun, one process per benchmark and runtime, one after another (the
 // machine has few cores), collects the JSON result each prints as its last stdout line, and writes bench/RESULTS.md
-// (overwritten every run).
+// (overwritten every run, but for the sections between `<!-- NAME:start -->` and `<!-- NAME:end -->` markers that
+// other programs write, such as bench/informer_run.ts's: those are kept).
 //
 //   npm run bench                      everything (about 7-10 minutes on 2 cores)
 //   npm run bench -- --quick           small inputs, few rounds: a smoke run of the whole thing
@@ -19,7 +20,7 @@
 // Nothing here asserts on timings: a missed target is reported in RESULTS.md, the exit code only says whether every
 // benchmark ran.
 import { execFileSync, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { nodeLtsPath } from "./node-lts.mjs";
@@ -480,7 +481,12 @@ for (const bench of benches) {
   }
 }
 
-writeFileSync(`${root}bench/RESULTS.md`, md.join("\n"));
+// Sections other programs write between markers (bench/informer_run.ts's `<!-- informer-bench:start -->` ...
+// `<!-- informer-bench:end -->`, which needs a cluster) are kept from the last RESULTS.md, after this run's.
+const resultsPath = `${root}bench/RESULTS.md`;
+const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";
+for (const [block] of previous.matchAll(/<!-- ([\w-]+):start -->[\s\S]*?<!-- \1:end -->\n?/g)) md.push(block);
+writeFileSync(resultsPath, md.join("\n"));
 const failed = [...outcomes.entries()].filter(([, o]) => !o.ok && !o.skipped);
 console.error(
   `\nwrote bench/RESULTS.md (${wallSeconds.toFixed(0)} s)${failed.length ? `; failed: ${failed.map(([k]) => k)}` : ""}`,
