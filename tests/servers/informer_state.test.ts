@@ -1,10 +1,12 @@
 /**
  * Against a real kube-apiserver: an informer's state saved (encodeInformerState, msgpack) and resumed from.
  * - While the server still has the saved resourceVersion, the resumed informer does no initial sync
- *   (`stats.initialSyncs` stays 0) and its handlers get exactly the changes made while it was away, in full and in
- *   metadata-only protobuf mode.
+ *   (`stats.initialSyncs` stays 0, and the proxy in front of the server saw one request: a watch from the saved
+ *   resourceVersion) and its handlers get exactly the changes made while it was away, in full and in metadata-only
+ *   protobuf mode.
  * - Once etcd has compacted it (a server of its own: watch cache off, compaction every second), the resumed informer
- *   relists once (410 Expired) and its handlers get what changed meanwhile: add, update, delete (final state unknown).
+ *   relists once (410 Expired; at the proxy, a watch from the saved resourceVersion, then one initial sync) and its
+ *   handlers get what changed meanwhile: add, update, delete (final state unknown).
  * - A sequence of time-budgeted runs (runInformerWithin, a memory store), with changes between runs and during them,
  *   sees every change exactly once, and never relists after the first.
  */
@@ -22,7 +24,8 @@ import { decodeInformerState, encodeInformerState } from "../../src/watch/inform
 import { runInformerWithin } from "../../src/watch/run_informer.ts";
 import { loadInformerState, memoryStateStore } from "../../src/watch/state_store.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
-import { apiRequest, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
+import { type ProxyStats, startFaultProxy } from "../peers/fault_proxy.ts";
+import { apiRequest, namespaceName, ownCluster, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Started (or attached) at the file's top level, so that when this file runs alone it lasts for all its tests.
@@ -31,8 +34,15 @@ shared.catch(() => {});
 
 type Obj = KubernetesObject & { metadata: { name: string; resourceVersion: string } };
 
-async function connect(cluster: Cluster): Promise<ClusterConnection> {
-  return connectCluster(await loadKubeconfig({ path: cluster.kubeconfig }));
+async function connect(cluster: Cluster, server?: string): Promise<ClusterConnection> {
+  const config = await loadKubeconfig({ path: cluster.kubeconfig });
+  return connectCluster(server === undefined ? config : { ...config, server });
+}
+
+/** The requests a fault proxy (with no faults) saw for namespace `ns`: kind and resourceVersion asked for. */
+async function requestsFor(proxy: { stats(): Promise<ProxyStats> }, ns: string): Promise<string[]> {
+  return (await proxy.stats()).requests.filter((r) => r.path.includes(`/namespaces/${ns}/`))
+    .map((r) => `${r.kind}${r.resourceVersion === undefined ? "" : ` ${r.resourceVersion}`}`);
 }
 
 const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) => apiRequest<Obj>(c, method, url, body);
@@ -109,7 +119,10 @@ for (const mode of ["json", "protobuf metadata"] as const) {
       const d = await create(c, ns, "d");
       await remove(c, ns, "b");
 
-      const resumed = informer(c, configMaps(ns), { ...options, resume: saved });
+      // Resumed through the proxy (no faults), which counts its requests.
+      const proxy = await sharedFaultProxy();
+      const viaProxy = await connect(cluster, proxy.url);
+      const resumed = informer(viaProxy, configMaps(ns), { ...options, resume: saved });
       const seen = record(resumed);
       const again = resumed.start();
       await waitFor("the three changes", () => seen.length >= 3);
@@ -121,8 +134,10 @@ for (const mode of ["json", "protobuf metadata"] as const) {
         `add d ${d.metadata.resourceVersion}`,
         "delete b",
       ]);
+      await viaProxy.close();
       assert.equal(resumed.stats.initialSyncs, 0);
       assert.equal(resumed.stats.expired, 0);
+      assert.deepEqual(await requestsFor(proxy, ns), [`watchFromVersion ${saved.resourceVersion}`]);
       assert.deepEqual(names(resumed.store.list()), ["a", "d"]);
       await send(c, "DELETE", new URL(`/api/v1/namespaces/${ns}`, c.server));
     } finally {
@@ -159,15 +174,23 @@ test("informer state: resumed after etcd compacted its resourceVersion, one reli
     await sleep(3000);
     const c4 = await update(c, ns, "c", "last");
 
-    const resumed = informer(c, configMaps(ns), { format: "protobuf", resume: await decodeInformerState(bytes) });
+    const proxy = await startFaultProxy({ upstream: cluster.server, ca: cluster.pki.ca, caKey: cluster.pki.caKey });
+    const viaProxy = await connect(cluster, proxy.url);
+    const saved = await decodeInformerState(bytes);
+    const resumed = informer(viaProxy, configMaps(ns), { format: "protobuf", resume: saved });
     const seen = record(resumed);
     const again = resumed.start();
     await waitFor("the relist's changes", () => seen.length >= 4);
     await sleep(300);
     resumed.stop();
     await again;
+    await viaProxy.close();
+    const requests = await requestsFor(proxy, ns);
+    await proxy.close();
     assert.equal(resumed.stats.expired, 1, "the watch from the saved resourceVersion was refused: 410");
     assert.equal(resumed.stats.initialSyncs, 1);
+    // At the proxy: the watch from the saved resourceVersion, then one streaming list, whose watch goes on.
+    assert.deepEqual(requests, [`watchFromVersion ${saved.resourceVersion}`, "streamingList"]);
     assert.deepEqual(
       seen.sort(),
       [

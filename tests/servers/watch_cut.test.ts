@@ -172,3 +172,30 @@ test("watch(): a 429 with Retry-After and a text body (kube-apiserver's priority
     await viaProxy.close();
   }
 });
+
+test("watch(): the connection closed mid-watch (a read waiting, or none) ends the reader with one CLOSED error", async () => {
+  const outcomes: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const format = i % 2 === 0 ? "json" : "protobuf";
+    const c = await admin();
+    const events = await watch(c, { version: "v1", resource: "namespaces" }, {
+      format,
+      resourceVersion: "0",
+      timeoutSeconds: 60,
+    });
+    const reader = events.getReader();
+    assert.equal((await reader.read()).done, false, "the initial ADDED events");
+    // Closed while a read waits, or before the next read.
+    const closing = i % 4 < 2 ? new Promise((r) => setTimeout(r, 50)).then(() => c.close()) : c.close();
+    if (i % 4 >= 2) await closing;
+    let outcome = "ended cleanly";
+    try {
+      while (!(await reader.read()).done);
+    } catch (error) {
+      outcome = error instanceof ClusterAccessError ? error.code : String(error);
+    }
+    await closing;
+    outcomes.push(`${format}, ${i % 4 < 2 ? "read waiting" : "no read waiting"}: ${outcome}`);
+  }
+  assert.deepEqual(outcomes.filter((o) => !o.endsWith(": CLOSED")), [], outcomes.join("; "));
+});
