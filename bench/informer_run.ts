@@ -81,11 +81,12 @@ function runJson(command: string, args: string[], env: Record<string, string> = 
 const started = Date.now();
 /** The code measured: the commit, and the files of src/ that differ from it when the run starts. */
 const codeMeasured = (() => {
-  const git = (args: string[]) => execFileSync("git", ["-C", root, ...args], { encoding: "utf8" }).trim();
+  // Not trimmed: porcelain lines start with a status column that may be a space (" M src/...").
+  const git = (args: string[]) => execFileSync("git", ["-C", root, ...args], { encoding: "utf8" });
   try {
     const changed = git(["status", "--porcelain", "--", "src", "mod.ts", "core.ts"]).split("\n").filter(Boolean)
       .map((line) => line.slice(3));
-    return `commit ${git(["rev-parse", "--short", "HEAD"])}${
+    return `commit ${git(["rev-parse", "--short", "HEAD"]).trim()}${
       changed.length > 0 ? ` plus uncommitted changes to ${changed.join(", ")}` : ""
     }`;
   } catch {

@@ -541,6 +541,8 @@ async function serveFaultProxy(options: { upstream: string; ca: string; caKey: s
         finish("upstream");
         res.destroy();
       });
+      // Paused explicitly for the stall: a "data" listener does not set it flowing again.
+      if (stalled) answer.resume();
     });
   }
 

@@ -30,18 +30,22 @@ import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
 import { ClusterAccessError } from "../../src/cluster/errors.ts";
 import { loadKubeconfig } from "../../src/cluster/kubeconfig/load_kubeconfig.ts";
 import { list } from "../../src/cluster/list.ts";
-import { objectUrl, resourcePath, type ResourceRef } from "../../src/cluster/resource.ts";
 import { informer } from "../../src/cluster/resource_source.ts";
 import type { KubernetesObject } from "../../src/events.ts";
 import type { DeletedFinalStateUnknown } from "../../src/watch/informer.ts";
 import { WatchStatusError } from "../../src/watch/watcher.ts";
-import { type FaultName, type ProxiedRequest, seededRandom } from "../peers/fault_proxy.ts";
+import { type ProxiedRequest, seededRandom } from "../peers/fault_proxy.ts";
 import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
-
-type ConfigMap = KubernetesObject & {
-  metadata: { name: string; namespace: string; resourceVersion: string; labels?: Record<string, string> };
-  data?: Record<string, string>;
-};
+import {
+  BACKOFF,
+  chaosInformerTimings,
+  chaosSchedule,
+  type ConfigMap,
+  IDLE_TIMEOUT_MS,
+  keyOf,
+  Mutator,
+  RETRY_AFTER_SECONDS,
+} from "./_chaos.ts";
 
 const RUNS = Number(process.env.WATCHWIRE_CHAOS_RUNS ?? 1);
 const FIXED_SEED = process.env.WATCHWIRE_CHAOS_SEED === undefined
@@ -50,22 +54,6 @@ const FIXED_SEED = process.env.WATCHWIRE_CHAOS_SEED === undefined
 const MUTATIONS = Number(process.env.WATCHWIRE_CHAOS_MUTATIONS ?? 80);
 const HTTP2_FETCH = RUNTIME !== "bun"; // Bun's fetch has no HTTP/2
 
-/** The watch loop's timings, small for a test: the schedule the waits are checked against. */
-const BACKOFF = { initialMs: 50, maxMs: 800, resetAfterMs: 3000 };
-const IDLE_TIMEOUT_MS = 2500;
-/** The chance of each fault per request. */
-const CHANCES: Partial<Record<FaultName, number>> = {
-  cut: 0.18,
-  reset: 0.1,
-  stall: 0.1,
-  truncate: 0.05,
-  status429: 0.07,
-  status500: 0.07,
-  gone: 0.08,
-  goaway: 0.06,
-  rstStream: 0.06,
-};
-const RETRY_AFTER_SECONDS = 1;
 /** The mutations go on until this many faults took effect: a run without faults would prove nothing. */
 const MIN_FAULTS = 6;
 
@@ -73,90 +61,10 @@ const cluster = await sharedCluster();
 const proxy = sharedFaultProxy;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 const rvOf = (o: KubernetesObject) => BigInt(o.metadata?.resourceVersion ?? "0");
 
 const send = (c: ClusterConnection, method: string, url: URL, body?: unknown) =>
   apiRequest<ConfigMap>(c, method, url, body);
-
-/** Random text of a random size: mostly small, sometimes several TLS records, now and then beyond the BMP. */
-function randomText(random: () => number): string {
-  const roll = random();
-  const size = roll < 0.7 ? Math.floor(random() * 200) : roll < 0.95 ? 200 + Math.floor(random() * 3000) : 20_000;
-  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 -_.:/";
-  let text = "";
-  for (let i = 0; i < size; i++) text += alphabet[Math.floor(random() * alphabet.length)];
-  return random() < 0.2 ? `${text} ü ß 𝄞 "quoted" \\ \u2028` : text;
-}
-
-/**
- * The mutations of a run, to the server directly: creates (a name deleted before comes back now and then, a new
- * object), updates of the data, relabels (out of the informer's selection, and back in) and deletes.
- */
-class Mutator {
-  readonly #c: ClusterConnection;
-  readonly #random: () => number;
-  readonly #namespaces: string[];
-  readonly #label: Record<string, string>;
-  /** The objects there are, as the server last answered. */
-  readonly live = new Map<string, ConfigMap>();
-  readonly #gone: { namespace: string; name: string }[] = [];
-  #names = 0;
-  done = 0;
-
-  constructor(c: ClusterConnection, random: () => number, namespaces: string[], label: Record<string, string>) {
-    this.#c = c;
-    this.#random = random;
-    this.#namespaces = namespaces;
-    this.#label = label;
-  }
-
-  #ref(namespace: string): ResourceRef {
-    return { version: "v1", resource: "configmaps", namespace };
-  }
-
-  #pick<T>(items: T[]): T {
-    return items[Math.floor(this.#random() * items.length)];
-  }
-
-  async create(): Promise<void> {
-    const again = this.#gone.length > 0 && this.#random() < 0.3;
-    const { namespace, name } = again
-      ? this.#gone.splice(Math.floor(this.#random() * this.#gone.length), 1)[0]
-      : { namespace: this.#pick(this.#namespaces), name: `cm-${this.#names++}` };
-    const labels = this.#random() < 0.9 ? { ...this.#label } : { other: "yes" };
-    const object = await send(this.#c, "POST", new URL(resourcePath(this.#ref(namespace)), this.#c.server), {
-      metadata: { name, labels },
-      data: { text: randomText(this.#random) },
-    });
-    this.live.set(keyOf(object), object);
-  }
-
-  async #replace(object: ConfigMap): Promise<void> {
-    const { namespace, name } = object.metadata;
-    const replaced = await send(this.#c, "PUT", objectUrl(this.#c.server, this.#ref(namespace), name), object);
-    this.live.set(keyOf(replaced), replaced);
-  }
-
-  async step(): Promise<void> {
-    this.done++;
-    const roll = this.#random();
-    const objects = [...this.live.values()];
-    if (objects.length < 3 || (roll < 0.3 && objects.length < 30)) return await this.create();
-    const object = this.#pick(objects);
-    if (roll < 0.65) {
-      return await this.#replace({ ...object, data: { text: randomText(this.#random), step: String(this.done) } });
-    }
-    if (roll < 0.75) {
-      const labels = object.metadata.labels?.["watchwire-chaos"] === undefined ? { ...this.#label } : {};
-      return await this.#replace({ ...object, metadata: { ...object.metadata, labels } });
-    }
-    const { namespace, name } = object.metadata;
-    await send(this.#c, "DELETE", objectUrl(this.#c.server, this.#ref(namespace), name));
-    this.live.delete(keyOf(object));
-    this.#gone.push({ namespace, name });
-  }
-}
 
 /** The handlers' view: every call replayed into a map, and what broke the rules. */
 class History {
@@ -321,34 +229,23 @@ async function chaosRun(
       namespaces.push(namespaceName(`chaos${i}`));
       await send(admin, "POST", new URL("/api/v1/namespaces", admin.server), { metadata: { name: namespaces[i] } });
     }
-    const mutator = new Mutator(admin, random, namespaces, label);
+    const mutator = new Mutator(admin, apiRequest, random, namespaces, label);
     for (let i = 0; i < 8; i++) await mutator.create();
 
     // The informer, through the proxy, faults from its first request on.
-    await p.schedule({
-      seed: (seed ^ 0x5bd1e995) >>> 0,
-      chances: CHANCES,
-      // A list (page) fault starts the whole list again: fewer of them, or a list would hardly ever end.
-      scale: { list: 0.3 },
-      afterBytes: [0, 1000],
-      stallMs: [200, 3500],
-      retryAfterSeconds: RETRY_AFTER_SECONDS,
-    });
+    await p.schedule(chaosSchedule(seed));
     const history = new History();
     const errors: unknown[] = [];
     const clock: number[] = [];
     const waits: number[] = [];
-    const timeouts = seededRandom((seed ^ 0x27d4eb2d) >>> 0);
+    const timings = chaosInformerTimings(seed);
     const configmaps = informer<ConfigMap>(viaProxy, { version: "v1", resource: "configmaps" }, {
       format,
       initialSync,
       labelSelector,
-      pageSize: 8,
-      timeoutSeconds: () => 1 + Math.floor(timeouts() * 3),
-      idleTimeoutMs: IDLE_TIMEOUT_MS,
+      ...timings,
       backoff: {
-        ...BACKOFF,
-        random: seededRandom((seed ^ 0x165667b1) >>> 0),
+        ...timings.backoff,
         now: () => {
           const now = Date.now();
           clock.push(now);
