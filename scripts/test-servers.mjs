@@ -17,7 +17,9 @@ import { buildEtcd, buildKubernetes } from "./kube/build.mjs";
 import { startCluster } from "./kube/cluster.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const only = process.argv.slice(2);
+// `--verbose`: each runtime's full report as it runs (scripts/test-all.mjs); other words name runtimes or "browsers".
+const verbose = process.argv.includes("--verbose");
+const only = process.argv.slice(2).filter((a) => a !== "--verbose");
 const runtimes = ["node", "deno", "bun"].filter((r) => only.length === 0 || only.includes(r));
 const browsers = only.length === 0 || only.includes("browsers");
 
@@ -65,7 +67,7 @@ if (runtimes.length > 0) {
   try {
     const result = spawnSync(
       process.execPath,
-      [join(root, "scripts/test-all.mjs"), "--suite", "servers", ...runtimes],
+      [join(root, "scripts/test-all.mjs"), "--suite", "servers", ...(verbose ? ["--verbose"] : []), ...runtimes],
       {
         cwd: root,
         stdio: "inherit",
