@@ -1,8 +1,8 @@
 /**
- * The README's cluster examples ("An informer", "A cluster: kubeconfig, list, watch"), as a reader copies them: taken
- * from README.md, pointed at the sources, type-checked strictly, and run in this runtime with KUBECONFIG naming the
- * real kube-apiserver's kubeconfig, while a Pod is created. One change to each text so that it ends: the watch gets
- * `timeoutSeconds: 3`; the informer is handed to the test, which stops it.
+ * The cluster examples, as a reader copies them: README.md's "An informer" and docs/cluster-and-informer.md's "A
+ * cluster: kubeconfig, list, watch". Each is taken from its page, pointed at the sources, type-checked strictly, and
+ * run in this runtime with KUBECONFIG naming the real kube-apiserver's kubeconfig, while a Pod is created. One change to
+ * each text so that it ends: the watch gets `timeoutSeconds: 3`; the informer is handed to the test, which stops it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,19 +15,30 @@ import { sharedCluster } from "./_cluster.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
+/** The pages whose ```ts blocks that read a kubeconfig are the cluster examples. */
+const PAGES = ["README.md", "docs/cluster-and-informer.md"];
+
+/** The entry points the examples import, longest first, and the sources each stands for today. */
+const ENTRY_POINTS: [string, string][] = [
+  ["watchwire/kubernetes", "kinds.ts"],
+  ["watchwire/kinds", "kinds.ts"],
+  ["watchwire", "mod.ts"],
+];
+
 function clusterExamples(): string[] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((code) =>
-    /loadKubeconfig\(/.test(code)
-  );
+  return PAGES.flatMap((page) => {
+    const text = readFileSync(join(root, page), "utf8");
+    return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((code) =>
+      /loadKubeconfig\(/.test(code)
+    );
+  });
 }
 
 /** Writes `example` as a module pointed at the sources, type-checks it, and returns its path. */
 function prepare(dir: string, name: string, example: string): string {
   const file = join(dir, `${name}.ts`);
-  const body = example
-    .replaceAll(`from "watchwire"`, `from "../../mod.ts"`)
-    .replaceAll(`from "watchwire/kinds"`, `from "../../kinds.ts"`)
+  const body = ENTRY_POINTS
+    .reduce((code, [entry, source]) => code.replaceAll(`from "${entry}"`, `from "../../${source}"`), example)
     .replace(/allowWatchBookmarks: true\b/, "allowWatchBookmarks: true, timeoutSeconds: 3");
   const imports = body.match(/^(import[\s\S]*?;\n)+/)?.[0] ?? "";
   const prelude = [
@@ -50,9 +61,11 @@ function prepare(dir: string, name: string, example: string): string {
 
 test("README: the cluster examples list, watch and inform on Pods of the real kube-apiserver", async () => {
   const cluster = await sharedCluster();
-  const [informerExample, listWatchExample] = clusterExamples();
-  assert.match(informerExample ?? "", /informer</, "the first cluster example is the informer");
-  assert.match(listWatchExample ?? "", /allowWatchBookmarks: true\b/, "the second lists and watches");
+  const examples = clusterExamples();
+  const informerExample = examples.find((code) => /informer</.test(code)) ?? "";
+  const listWatchExample = examples.find((code) => /allowWatchBookmarks: true\b/.test(code)) ?? "";
+  assert.match(informerExample, /informer</, "a cluster example runs an informer (README.md)");
+  assert.match(listWatchExample, /allowWatchBookmarks: true\b/, "a cluster example lists and watches (docs/)");
   const dir = join(root, ".tmp", `readme-cluster-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   const kubectl = (args: string[]) =>

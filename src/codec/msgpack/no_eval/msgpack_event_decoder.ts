@@ -16,7 +16,7 @@ import { msgpackrUnpackrNoEval, newUnpackrNoEval } from "../unpackr_no_eval.ts";
  * `'unsafe-eval'` the browser reports no violation. The one of `watchwire` tries `new Function` once a record shape
  * has been read three times, for a faster reader of that shape, and where code generation is forbidden falls back to
  * reading as this one always does (in a browser, the two then read alike). Elsewhere this one is slower: no compiled
- * readers, and in Node, Deno and Bun no native string extraction either (see the README's Performance section).
+ * readers, and in Node, Deno and Bun no native string extraction either (see docs/performance.md).
  * As there, `push` and `finish` return a promise until msgpackr has loaded (when a decoder first decodes).
  *
  * @example
