@@ -51,6 +51,11 @@ export type ClusterAccessErrorCode =
    * response came: what was read before it was delivered (a watch's events decoded up to there).
    */
   | "CONNECTION_LOST"
+  /**
+   * The server went silent for longer than allowed (a list page's `idleTimeoutMs`: no response, or no byte of its body,
+   * for that long): the request was aborted, a stalled connection or server.
+   */
+  | "TIMEOUT"
   /** The server answered 401: the credentials were refused. */
   | "UNAUTHORIZED"
   /** The server answered 403: the user may not do this. */

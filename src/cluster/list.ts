@@ -25,7 +25,8 @@ export const ACCEPT = {
  * ```ts
  * import type { ListOptions } from "watchwire";
  *
- * const options: ListOptions = { format: "protobuf", limit: 500, labelSelector: "app=web" };
+ * // Pages of 500 in protobuf; a page silent for 30 s (no response, no byte of its body) fails the list (TIMEOUT).
+ * const options: ListOptions = { format: "protobuf", limit: 500, labelSelector: "app=web", idleTimeoutMs: 30_000 };
  * console.log(options.format); // protobuf
  * ```
  */
@@ -48,7 +49,20 @@ export interface ListOptions extends Omit<ListQuery, "continue"> {
   maxRetries?: number;
   /** Called with each page's items as it arrives (e.g. to show progress); the next page waits for its promise. */
   onPage?(page: { items: number; total: number }): void | Promise<void>;
+  /**
+   * How long a page may keep silent, in milliseconds: the wait for its response (the status and headers), and each
+   * wait for more of its body. A page silent for longer has its request aborted, and the list fails with a
+   * `ClusterAccessError` `TIMEOUT` that names the page and the time (a stalled connection or server; the informer
+   * lists again after its backoff). The name and meaning (no byte for this long) are those of the watch loop's
+   * `idleTimeoutMs`, which the informer passes on to its lists. Default 60 000 (60 s): client-go sets no time limit
+   * of its own on a list request, but kube-apiserver ends any request but a watch after its `--request-timeout`, 60 s
+   * by default, so a page silent for longer is not coming. `Infinity` or 0: no limit.
+   */
+  idleTimeoutMs?: number;
 }
+
+/** The default of {@linkcode ListOptions.idleTimeoutMs}: kube-apiserver's default `--request-timeout`. */
+const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * What {@linkcode list} returns: the items, and the list's resourceVersion (to watch from).
@@ -97,57 +111,273 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** The messages of an error and its causes, outermost first (each with its `code`, if it has one), as watch() says. */
+function causes(error: unknown): string {
+  const out: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
+    const { message, code, cause } = e as { message?: unknown; code?: unknown; cause?: unknown };
+    const said = typeof message === "string" ? message : String(e);
+    const text = typeof code === "string" && !said.startsWith(code) ? `${code}: ${said}` : said;
+    if (text !== "" && !out.includes(text)) out.push(text);
+    e = cause;
+  }
+  return out.join(" <- ");
+}
+
+/**
+ * Whether a JSON body that did not parse is one cut short: nothing but whitespace, or a string or an object or array
+ * still open at its end (a list is an object, so any part of one short of its end is). A body whose brackets close is
+ * malformed rather than cut.
+ */
+function jsonCut(bytes: Uint8Array): boolean {
+  let depth = 0;
+  let inString = false;
+  let any = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // a backslash: the next byte is escaped
+      else if (b === 0x22) inString = false;
+      continue;
+    }
+    if (b === 0x22) inString = true;
+    else if (b === 0x7b || b === 0x5b) depth++;
+    else if (b === 0x7d || b === 0x5d) depth--;
+    else if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    any = true;
+  }
+  return !any || inString || depth > 0;
+}
+
+const MAGIC = [0x6b, 0x38, 0x73, 0];
+
+/**
+ * Whether a protobuf body (`k8s\0` + `runtime.Unknown`) is one cut short: the magic itself not whole, a field of the
+ * envelope (its type, the list's own message `raw`) running past the end, or no `raw` at all (the server always
+ * sends it, with the list's metadata in it, so a body without it ended before it). Only the envelope's fields are
+ * walked: a cut lands in one of them, or between them.
+ */
+function protobufCut(bytes: Uint8Array): boolean {
+  if (bytes.length < 4) return bytes.every((b, i) => b === MAGIC[i]);
+  let at = 4;
+  const varint = (): number | undefined => {
+    let value = 0;
+    for (let shift = 0; shift < 64; shift += 7) {
+      if (at >= bytes.length) return undefined;
+      const b = bytes[at++];
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return value;
+    }
+    return undefined;
+  };
+  let raw = false;
+  while (at < bytes.length) {
+    const tag = varint();
+    if (tag === undefined) return true;
+    if (Math.floor(tag / 8) === 2) raw = true;
+    switch (tag % 8) {
+      case 0:
+        if (varint() === undefined) return true;
+        break;
+      case 1:
+        at += 8;
+        break;
+      case 2: {
+        const n = varint();
+        if (n === undefined) return true;
+        at += n;
+        break;
+      }
+      case 5:
+        at += 4;
+        break;
+      default:
+        return false; // groups, or no wire type at all: malformed, not cut
+    }
+    if (at > bytes.length) return true;
+  }
+  return !raw;
+}
+
+/** How a page's request waits for the server, and gives up: see {@linkcode ListOptions.idleTimeoutMs}. */
+class PageWatchdog {
+  /** The request's signal: aborted by the caller's, and when the page is silent for too long. */
+  readonly signal: AbortSignal;
+  /** The error once the page was silent for too long (the request is then aborted with it). */
+  expired: ClusterAccessError | undefined;
+  /** Bytes of the body read so far. */
+  bytes = 0;
+  /** Whether the response (its status and headers) came. */
+  answered = false;
+  /** Called when the page was silent for too long (a body read in progress is cancelled: a fetch may ignore its signal). */
+  onExpiry: (() => void) | undefined;
+  readonly #own = new AbortController();
+  readonly #caller: AbortSignal | undefined;
+  readonly #follow = () => this.#own.abort(this.#caller!.reason);
+  readonly #ms: number;
+  readonly #where: string;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #last = Date.now();
+  #expiredPromise: Promise<never> | undefined;
+  #reject: ((error: unknown) => void) | undefined;
+
+  constructor(ms: number, caller: AbortSignal | undefined, where: string) {
+    this.#caller = caller;
+    this.#ms = ms;
+    this.#where = where;
+    this.signal = this.#own.signal;
+    if (caller?.aborted) this.#own.abort(caller.reason);
+    else caller?.addEventListener("abort", this.#follow, { once: true });
+    // One timer for the page, not one per chunk: when it fires, it looks at when the last byte came, and is set again
+    // for the rest of the time if one came since.
+    if (Number.isFinite(ms) && ms > 0) this.#timer = setTimeout(this.#check, ms);
+  }
+
+  #check = (): void => {
+    const waited = Date.now() - this.#last;
+    if (waited < this.#ms) {
+      this.#timer = setTimeout(this.#check, this.#ms - waited);
+      return;
+    }
+    this.#timer = undefined;
+    this.expired = new ClusterAccessError(
+      "TIMEOUT",
+      this.answered
+        ? `${this.#where}: no byte of the response body for ${this.#ms} ms (idleTimeoutMs), after ${this.bytes} ` +
+          "bytes: the request was aborted"
+        : `${this.#where}: no response for ${this.#ms} ms (idleTimeoutMs): the request was aborted`,
+    );
+    this.#own.abort(this.expired);
+    this.#reject?.(this.expired);
+    this.onExpiry?.();
+  };
+
+  /** Something came: the silence counts from now. */
+  heard(): void {
+    this.#last = Date.now();
+  }
+
+  /** `promise`, or the timeout error if the page is silent for too long first (a fetch may ignore its signal). */
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.#timer === undefined && this.expired === undefined) return promise;
+    this.#expiredPromise ??= new Promise<never>((_, reject) => {
+      if (this.expired !== undefined) reject(this.expired);
+      else this.#reject = reject;
+    });
+    return Promise.race([promise, this.#expiredPromise]);
+  }
+
+  /** The page is read, or failed: no more timer, no listener on the caller's signal. */
+  done(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#caller?.removeEventListener("abort", this.#follow);
+  }
+}
+
 async function readPage(
   connection: ClusterConnection,
   url: URL,
   options: ListOptions,
   what: string,
+  page: number,
   retries: number,
 ): Promise<{ expired: boolean; page?: ListObject }> {
   const headers = await connection.headers();
   headers.set("accept", ACCEPT[options.format ?? "json"]);
-  let response: Response;
+  /** The page, for errors about it: its number, and its URL with its continue token. */
+  const where = `${what}, page ${page} (${url})`;
+  const watchdog = new PageWatchdog(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, options.signal, where);
   try {
-    response = await connection.fetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
-  } catch (e) {
-    // An abort stays one; connectCluster's fetch has typed its failure already (CLOSED, REQUEST_FAILED, ...).
-    if (options.signal?.aborted || e instanceof ClusterAccessError) throw e;
-    throw new ClusterAccessError(
-      "REQUEST_FAILED",
-      `${what}: ${url.origin} could not be reached: ${(e as Error).message}`,
-      {
-        cause: e,
-      },
-    );
+    let response: Response;
+    try {
+      response = await watchdog.race(connection.fetch(url, { headers, signal: watchdog.signal }));
+    } catch (e) {
+      if (watchdog.expired) throw watchdog.expired;
+      // An abort stays one; connectCluster's fetch has typed its failure already (CLOSED, REQUEST_FAILED, ...).
+      if (options.signal?.aborted || e instanceof ClusterAccessError) throw e;
+      throw new ClusterAccessError(
+        "REQUEST_FAILED",
+        `${what}: ${url.origin} could not be reached: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    watchdog.answered = true;
+    watchdog.heard();
+    if (response.headers.has("retry-after") && (response.status === 429 || response.status >= 500) && retries > 0) {
+      // client-go's rule: an answer with Retry-After is tried again after that many seconds, a few times.
+      const seconds = Number(response.headers.get("retry-after"));
+      await response.body?.cancel();
+      watchdog.done();
+      await sleep(Math.min(Number.isFinite(seconds) && seconds >= 0 ? seconds : 1, 30) * 1000, options.signal);
+      return await readPage(connection, url, options, what, page, retries - 1);
+    }
+    if (response.status === 410 && url.searchParams.has("continue")) {
+      await response.body?.cancel();
+      return { expired: true };
+    }
+    // The Status in the body is read within the page's time as well.
+    if (!response.ok) throw await watchdog.race(responseError(response, what));
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBody(response, watchdog);
+    } catch (e) {
+      const name = (e as { name?: unknown } | null)?.name;
+      if (watchdog.expired) throw watchdog.expired;
+      if (options.signal?.aborted || e instanceof ClusterAccessError || name === "AbortError") throw e;
+      // As watch() says it: one error in every runtime (undici's `terminated`, Deno's and Bun's own words as the cause).
+      throw new ClusterAccessError(
+        "CONNECTION_LOST",
+        `${where}: the connection was lost after ${watchdog.bytes} bytes of the response body (${causes(e)})`,
+        { cause: e },
+      );
+    }
+    return { expired: false, page: decodePage(bytes, options, what, where) };
+  } finally {
+    watchdog.done();
   }
-  if (response.headers.has("retry-after") && (response.status === 429 || response.status >= 500) && retries > 0) {
-    // client-go's rule: an answer with Retry-After is tried again after that many seconds, a few times.
-    const seconds = Number(response.headers.get("retry-after"));
-    await response.body?.cancel();
-    await sleep(Math.min(Number.isFinite(seconds) && seconds >= 0 ? seconds : 1, 30) * 1000, options.signal);
-    return await readPage(connection, url, options, what, retries - 1);
+}
+
+/** A response's body, read to its end, each chunk heard by the watchdog. */
+async function readBody(response: Response, watchdog: PageWatchdog): Promise<Uint8Array> {
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  // A fetch may not end a body read on its signal: a cancel does (the read then ends as done).
+  watchdog.onExpiry = () => reader.cancel(watchdog.expired).catch(() => {});
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (watchdog.expired) throw watchdog.expired;
+    if (done) break;
+    chunks.push(value);
+    watchdog.bytes += value.length;
+    watchdog.heard();
   }
-  if (response.status === 410 && url.searchParams.has("continue")) {
-    await response.body?.cancel();
-    return { expired: true };
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(watchdog.bytes);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
   }
-  if (!response.ok) throw await responseError(response, what);
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await response.arrayBuffer());
-  } catch (e) {
-    const name = (e as { name?: unknown } | null)?.name;
-    if (options.signal?.aborted || e instanceof ClusterAccessError || name === "AbortError") throw e;
-    // As watch() says it: one error in every runtime (undici's `terminated`, Deno's and Bun's own words as the cause).
-    const why = (e as { message?: unknown } | null)?.message ?? String(e);
-    throw new ClusterAccessError(
+  return out;
+}
+
+/**
+ * A list page's body, decoded (protobuf by its magic, JSON otherwise). A body cut short (its connection ended inside
+ * it, cleanly: the last chunk, END_STREAM, a close) is `CONNECTION_LOST`, saying where it ended; a body malformed
+ * otherwise throws as its decoder does.
+ */
+function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where: string): ListObject {
+  const cut = (why: string, cause?: unknown) =>
+    new ClusterAccessError(
       "CONNECTION_LOST",
-      `${what}: the connection was lost in the answer of ${url} (${why})`,
-      {
-        cause: e,
-      },
+      `${where}: the response body ended after ${bytes.length} bytes, inside the list (${why}): the connection was ` +
+        "cut, or the answer truncated",
+      cause === undefined ? {} : { cause },
     );
-  }
   let page: ListObject;
   if (hasKubernetesProtobufMagic(bytes)) {
     // Metadata mode applies to a top-level object, here the List itself, which would keep its items as bytes: a list
@@ -155,23 +385,40 @@ async function readPage(
     const protobuf = options.protobuf?.mode === "metadata"
       ? { ...options.protobuf, mode: "full" as const }
       : options.protobuf;
-    page = decodeKubernetesProtobufObject(bytes, protobuf) as ListObject;
+    try {
+      page = decodeKubernetesProtobufObject(bytes, protobuf) as ListObject;
+    } catch (e) {
+      if (protobufCut(bytes)) throw cut(causes(e), e);
+      throw e;
+    }
+    // A cut between the envelope's fields decodes: as a list without its message (no metadata, no items).
+    if (protobufCut(bytes)) throw cut("protobuf: the envelope ends before the list's message");
   } else {
-    page = JSON.parse(new TextDecoder().decode(bytes)) as ListObject;
+    try {
+      page = JSON.parse(new TextDecoder().decode(bytes)) as ListObject;
+    } catch (e) {
+      // A protobuf body cut inside its 4-byte magic is no protobuf yet.
+      if (jsonCut(bytes) || (bytes.length < 4 && protobufCut(bytes))) throw cut(causes(e), e);
+      throw e;
+    }
   }
   // Protobuf cannot tell an empty list from none: the server's JSON says [] for both.
   if (page !== null && typeof page === "object" && (page.items === undefined || page.items === null)) page.items = [];
   if (page === null || typeof page !== "object" || !Array.isArray(page.items)) {
     throw new ClusterAccessError("STATUS", `${what}: the answer is not a list (kind ${JSON.stringify(page?.kind)})`);
   }
-  return { expired: false, page };
+  return page;
 }
 
 /**
  * Lists every object of a resource: page by page (`limit`, then each `continue` token), in JSON or protobuf. A
  * continue token that expired (410, when etcd compacted the list's revision) starts the list again. A failed
  * request is a `ClusterAccessError` with the server's Status message (`UNAUTHORIZED` for a 401, `FORBIDDEN` for a
- * 403); an answer whose body breaks off is `CONNECTION_LOST` (the runtime's own error its `cause`).
+ * 403). A page whose body breaks off is `CONNECTION_LOST`, in every runtime alike, naming the page (its number and
+ * URL, with its continue token) and the bytes read: the body failed (the connection reset; the runtime's own error
+ * its `cause`), or ended cleanly inside the list (a cut JSON or protobuf body; the decoder's error its `cause`). A
+ * page silent for longer than `idleTimeoutMs` (60 s by default: no response, or no byte of its body) has its request
+ * aborted and is `TIMEOUT`. An abort of `signal` stays one.
  *
  * @example
  * ```ts
@@ -197,8 +444,16 @@ export async function list<T = KubernetesObject>(
   ref: ResourceRef,
   options: ListOptions = {},
 ): Promise<ListResult<T>> {
-  const { format: _f, protobuf: _p, signal: _s, maxRetries: _m, restartsOnExpiredContinue = 3, onPage, ...query } =
-    options;
+  const {
+    format: _f,
+    protobuf: _p,
+    signal: _s,
+    maxRetries: _m,
+    idleTimeoutMs: _i,
+    restartsOnExpiredContinue = 3,
+    onPage,
+    ...query
+  } = options;
   const what = `list ${ref.group ? `${ref.resource}.${ref.group}` : ref.resource}${
     ref.namespace === undefined ? "" : ` in namespace ${ref.namespace}`
   }`;
@@ -209,6 +464,7 @@ export async function list<T = KubernetesObject>(
     const items: unknown[] = [];
     let first: ListObject | undefined;
     let continueToken: string | undefined;
+    let page = 0;
     do {
       const url = listUrl(connection.server, ref, { ...query, limit, continue: continueToken });
       // A continued page is read at the first page's resourceVersion: the query's own would be refused with it.
@@ -216,17 +472,17 @@ export async function list<T = KubernetesObject>(
         url.searchParams.delete("resourceVersion");
         url.searchParams.delete("resourceVersionMatch");
       }
-      const { expired, page } = await readPage(connection, url, options, what, options.maxRetries ?? 10);
+      const read = await readPage(connection, url, options, what, ++page, options.maxRetries ?? 10);
       pages++;
-      if (expired || page === undefined) {
+      if (read.expired || read.page === undefined) {
         restarts++;
         if (restarts > restartsOnExpiredContinue) limit = undefined;
         continue restart;
       }
-      first ??= page;
-      items.push(...page.items!);
-      await onPage?.({ items: page.items!.length, total: items.length });
-      continueToken = page.metadata?.continue || undefined;
+      first ??= read.page;
+      items.push(...read.page.items!);
+      await onPage?.({ items: read.page.items!.length, total: items.length });
+      continueToken = read.page.metadata?.continue || undefined;
     } while (continueToken !== undefined);
     const apiVersion = first!.apiVersion ?? (ref.group ? `${ref.group}/${ref.version}` : ref.version);
     const listKind = first!.kind ?? "List";

@@ -36,6 +36,12 @@ export interface ResourceSourceOptions {
   pageSize?: number;
   /** Largest single event accepted, in bytes. Default 16 MiB. */
   maxEventBytes?: number;
+  /**
+   * How long a list page may keep silent (no response, no byte of its body) before its request is aborted and the
+   * list fails (`TIMEOUT`): `list()`'s `idleTimeoutMs`, default 60 s. {@linkcode informer} passes its own
+   * `idleTimeoutMs` (the watch loop's) here too, so one setting bounds the silence of its lists and its watches.
+   */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -61,13 +67,14 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
   ref: ResourceRef,
   options: ResourceSourceOptions = {},
 ): ListWatchSource<T> {
-  const { pageSize = 500, maxEventBytes, ...common } = options;
+  const { pageSize = 500, maxEventBytes, idleTimeoutMs, ...common } = options;
   return {
     list: async (request) => {
       const result = await list<T>(connection, ref, {
         ...common,
         limit: pageSize,
         signal: request.signal,
+        ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
         ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
         ...(request.onProgress ? { onPage: (page) => request.onProgress!(page.total) } : {}),
       });
@@ -89,7 +96,9 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
 }
 
 /**
- * An {@linkcode Informer} of `ref` in the cluster of `connection`: `informer(connection, ref, options).start()`.
+ * An {@linkcode Informer} of `ref` in the cluster of `connection`: `informer(connection, ref, options).start()`. Its
+ * `idleTimeoutMs` bounds the silence of its list pages (each aborted and listed again after it) as it does its watches';
+ * without it, a list page may keep silent for `list()`'s default of 60 s.
  *
  * @example
  * ```ts
@@ -118,5 +127,7 @@ export function informer<T extends KubernetesObject = KubernetesObject>(
   if (protobuf !== undefined) sourceOptions.protobuf = protobuf;
   if (pageSize !== undefined) sourceOptions.pageSize = pageSize;
   if (maxEventBytes !== undefined) sourceOptions.maxEventBytes = maxEventBytes;
+  // The watch loop's idle timeout bounds its list pages' silence as well (it stays in the informer's options).
+  if (informerOptions.idleTimeoutMs !== undefined) sourceOptions.idleTimeoutMs = informerOptions.idleTimeoutMs;
   return new Informer<T>(resourceSource<T>(connection, ref, sourceOptions), informerOptions);
 }

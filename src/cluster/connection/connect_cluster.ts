@@ -102,15 +102,35 @@ function tlsSettings(config: ClusterConfig, http2: boolean): TlsSettings {
   return settings;
 }
 
-/** A signal aborted when either is (AbortSignal.any, which Node has from 20.3 on, or the same by hand). */
-function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
-  const both = new AbortController();
-  for (const signal of [a, b]) {
-    if (signal.aborted) both.abort(signal.reason);
-    else signal.addEventListener("abort", () => both.abort(signal.reason), { once: true });
+/**
+ * A request's own signal, aborted when any of `signals` is: `AbortSignal.any` (Node from 20.3 on, Deno, Bun, Workers,
+ * browsers), which adds no listener to them (the runtime links the signals and lets go of them with the request), or
+ * the same by hand, whose listeners are removed once it aborts. Never one of `signals` itself: the runtime's fetch adds
+ * an `abort` listener to the signal it is given, which stays until the request is garbage-collected (undici), so
+ * handing every request the connection's one closing signal piled up a listener per request on it (undici warns at
+ * 1500: `MaxListenersExceededWarning`, after a few hundred watches, or many requests at once).
+ */
+function requestSignal(signals: AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any(signals);
+  const any = new AbortController();
+  const unfollow = () => {
+    for (const [signal, follow] of followed) signal.removeEventListener("abort", follow);
+  };
+  const followed = new Map<AbortSignal, () => void>();
+  for (const signal of signals) {
+    if (signal.aborted) {
+      any.abort(signal.reason);
+      break;
+    }
+    const follow = () => {
+      unfollow();
+      any.abort(signal.reason);
+    };
+    followed.set(signal, follow);
+    signal.addEventListener("abort", follow, { once: true });
   }
-  return both.signal;
+  if (any.signal.aborted) unfollow();
+  return any.signal;
 }
 
 /** Whether a request's body can be sent twice (for a retry after a 401). */
@@ -244,7 +264,7 @@ export async function connectCluster(
       try {
         const transport = await transportFor(current);
         const callerSignal = init?.signal ?? request?.signal;
-        const signal = callerSignal ? eitherSignal(callerSignal, closing.signal) : closing.signal;
+        const signal = requestSignal(callerSignal ? [callerSignal, closing.signal] : [closing.signal]);
         response = await transport.fetch(target, { ...init, headers, signal });
       } catch (e) {
         throw requestFailure(e, method, url, source);
