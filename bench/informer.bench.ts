@@ -13,7 +13,8 @@
  *                   store kept, a full GC, and the heap used before and after, per object.
  *   --part churn    the recorded watch of N MODIFIED events (DIR/churn-<resource>.{json,pb}, real server bytes) as
  *                   64 KiB reads through an informer (decode + store + a no-op handler) of a ListWatchSource of its
- *                   own, against decoding alone (`decodeWatchResponse`, the events counted): events/s, paired by round.
+ *                   own, against decoding alone (`decodeWatchResponse`, the events counted), and the ceiling: decoding
+ *                   and keeping each object in a Map by key, as any cache must: events/s, by round.
  *
  *   node --expose-gc --import tsx bench/informer.bench.ts --part sync --kubeconfig DIR/kubeconfig --dir DIR
  *       [--rounds 5] [--warmup 1] [--objects 5000]   (or `deno run -A --v8-flags=--expose-gc`, `bun`)
@@ -478,6 +479,27 @@ async function churnPart(): Promise<Record<string, unknown>> {
         if (count !== n) throw new Error(`decoded ${count} MODIFIED events, expected ${n}`);
         return ms;
       };
+      // The ceiling: decoding, and keeping each object in a Map by its key, as any cache must (the objects outlive the
+      // loop, which costs the garbage collector what decoding alone, whose objects die young, does not pay).
+      const decodeAndKeep = async (): Promise<number> => {
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const kept = new Map<string, unknown>();
+        for (const o of list.items) kept.set(`${o.metadata?.namespace}/${o.metadata?.name}`, o);
+        const events = decode(gate);
+        let count = 0;
+        const t0 = performance.now();
+        open();
+        for await (const event of events) {
+          if (event.type !== "MODIFIED") continue;
+          count++;
+          const metadata = (event.object as KubernetesObject).metadata;
+          kept.set(`${metadata?.namespace}/${metadata?.name}`, event.object);
+        }
+        const ms = performance.now() - t0;
+        if (count !== n) throw new Error(`decoded ${count} MODIFIED events, expected ${n}`);
+        return ms;
+      };
       const throughInformer = async (): Promise<number> => {
         let open!: () => void;
         const gate = new Promise<void>((resolve) => (open = resolve));
@@ -524,18 +546,22 @@ async function churnPart(): Promise<Record<string, unknown>> {
       };
       const informerMs: number[] = [];
       const decodeMs: number[] = [];
+      const keepMs: number[] = [];
+      const cases = [throughInformer, decodeAlone, decodeAndKeep];
       for (let round = 0; round < WARMUP + ROUNDS; round++) {
-        collect();
-        const first = round % 2 === 0 ? throughInformer : decodeAlone;
-        const second = first === throughInformer ? decodeAlone : throughInformer;
-        const a = await first();
-        collect();
-        const b = await second();
+        // The three in a rotated order, round by round.
+        const times = new Map<() => Promise<number>, number>();
+        for (let i = 0; i < cases.length; i++) {
+          const run = cases[(round + i) % cases.length];
+          collect();
+          times.set(run, await run());
+        }
         if (round < WARMUP) continue;
-        informerMs.push(first === throughInformer ? a : b);
-        decodeMs.push(first === throughInformer ? b : a);
+        informerMs.push(times.get(throughInformer)!);
+        decodeMs.push(times.get(decodeAlone)!);
+        keepMs.push(times.get(decodeAndKeep)!);
       }
-      results[`${resource} ${label}`] = { events: n, bytes: bytes.length, informerMs, decodeMs };
+      results[`${resource} ${label}`] = { events: n, bytes: bytes.length, informerMs, decodeMs, keepMs };
       log(`churn ${resource} ${label}: done`);
     }
   }

@@ -296,6 +296,56 @@ test("informer: a handler that throws is reported and the informer goes on; asyn
   assert.equal(informer.resourceVersion, "4");
 });
 
+test("informer: several handlers, sync and async, see each change in order; a rejected promise is reported", async () => {
+  const { source } = scripted([{ items: [], resourceVersion: "1" }], [[
+    added(cm("a", 2)),
+    modified(cm("a", 3)),
+    added(cm("b", 4)),
+  ]]);
+  const errors: unknown[] = [];
+  const informer = new Informer(source, { initialSync: "list", onError: (e) => errors.push(e) });
+  const order: string[] = [];
+  const slow = (what: string) => new Promise<void>((r) => setTimeout(() => (order.push(what), r()), 10));
+  informer.addHandlers({
+    add: (o) => slow(`1 add ${o.metadata.resourceVersion}`),
+    update: async (_, o) => {
+      await slow(`1 update ${o.metadata.resourceVersion}`);
+      throw new Error("async handler bug");
+    },
+  });
+  informer.addHandlers({
+    add: (o) => {
+      order.push(`2 add ${o.metadata.resourceVersion}`);
+      if (o.metadata.name === "b") informer.stop();
+    },
+    update: (_, o) => void order.push(`2 update ${o.metadata.resourceVersion}`),
+  });
+  await informer.start();
+  assert.deepEqual(order, ["1 add 2", "2 add 2", "1 update 3", "2 update 3", "1 add 4", "2 add 4"]);
+  assert.equal(informer.stats.handlerErrors, 1);
+  assert.match(String(errors[0]), /async handler bug/);
+});
+
+test("watcher: time spent in a slow handler is not the server's silence: the watchdog does not fire for it", async () => {
+  const { source, requests } = scripted([{ items: [], resourceVersion: "1" }], [
+    { events: [added(cm("a", 2)), added(cm("b", 3))], then: "hang" },
+  ]);
+  const errors: unknown[] = [];
+  const informer = new Informer(source, { initialSync: "list", idleTimeoutMs: 60, onError: (e) => errors.push(e) });
+  const seen: string[] = [];
+  informer.addHandlers({
+    add: async (o) => {
+      seen.push(o.metadata.name);
+      if (o.metadata.name === "a") await new Promise((r) => setTimeout(r, 200));
+      else informer.stop();
+    },
+  });
+  await informer.start();
+  assert.deepEqual(seen, ["a", "b"]);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(requests, ["list", "watch@1"]);
+});
+
 test("informer: a handler added after the sync gets the store as adds first; changes() iterates the same", async () => {
   const { source } = scripted([{ items: [cm("a", 1), cm("b", 2)], resourceVersion: "2" }], [
     { events: [], then: "hang" },
@@ -347,4 +397,13 @@ test("store: keys, indexes kept in step with sets and deletes", () => {
   assert.deepEqual(store.byIndex("byData", "x"), []);
   assert.deepEqual(store.byIndex("namespace", "ns").map((o) => o.metadata.name), ["a"]);
   assert.throws(() => store.byIndex("nope", ""), RangeError);
+  // An update that moves some of an object's index values and keeps others.
+  const tags = new Store<Obj>({ tags: (o) => Object.keys(o.metadata.labels ?? {}) });
+  tags.set({ metadata: { namespace: "ns", name: "t", resourceVersion: "1", labels: { x: "", y: "" } } });
+  tags.set({ metadata: { namespace: "other", name: "t", resourceVersion: "1", labels: { y: "" } } });
+  tags.set({ metadata: { namespace: "ns", name: "t", resourceVersion: "2", labels: { y: "", z: "" } } });
+  const names = (index: string, value: string) => tags.byIndex(index, value).map((o) => o.metadata.namespace).sort();
+  assert.deepEqual([names("tags", "x"), names("tags", "y"), names("tags", "z")], [[], ["ns", "other"], ["ns"]]);
+  tags.set({ metadata: { namespace: "ns", name: "t", resourceVersion: "3" } });
+  assert.deepEqual([names("tags", "y"), names("tags", "z"), names("namespace", "ns")], [["other"], [], ["ns"]]);
 });

@@ -239,15 +239,24 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   addHandlers(handlers: InformerHandlers<T>, options: { replay?: boolean } = {}): () => void {
     this.#handlers.add(handlers);
     if (this.#hasSynced && handlers.add && options.replay !== false) {
-      this.#pending = this.#pending.then(async () => {
+      this.#queue(async () => {
         for (const object of this.#store.list()) await this.#call(handlers, { type: "add", object });
       });
     }
     return () => this.#handlers.delete(handlers);
   }
 
-  /** Handler calls queued outside the loop (a late handler's adds), run before the next change. */
-  #pending: Promise<void> = Promise.resolve();
+  /** Handler calls queued outside the loop (a late handler's adds, a resync), run before the next change. */
+  #pending: Promise<void> | undefined;
+
+  #queue(work: () => Promise<void>): void {
+    const next = (this.#pending ?? Promise.resolve()).then(work);
+    this.#pending = next;
+    // Nothing pending is the common case, which the loop then checks without an await.
+    next.then(() => {
+      if (this.#pending === next) this.#pending = undefined;
+    });
+  }
 
   /**
    * The changes as an async iterator (from now on; after the initial sync, the stored objects first, as adds). It
@@ -299,7 +308,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const resync = this.#options.resyncPeriodMs;
     const timer = resync === undefined ? undefined : setInterval(() => {
       if (!this.#hasSynced) return;
-      this.#pending = this.#pending.then(async () => {
+      this.#queue(async () => {
         for (const object of this.#store.list()) await this.#dispatch({ type: "update", old: object, object });
       });
     }, resync);
@@ -311,12 +320,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         ...(resume === undefined ? {} : { resourceVersion: resume.resourceVersion }),
       });
       for await (const event of events) {
-        await this.#pending;
-        await this.#apply(event);
+        while (this.#pending !== undefined) await this.#pending;
+        const applying = this.#apply(event);
+        if (applying !== undefined) await applying;
       }
     } finally {
       if (timer !== undefined) clearInterval(timer);
-      await this.#pending;
+      while (this.#pending !== undefined) await this.#pending;
     }
   }
 
@@ -328,15 +338,27 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  async #call(handlers: InformerHandlers<T>, change: InformerChange<T>): Promise<void> {
+  /**
+   * Calls a handler; a promise only when the handler returned one (awaited before the next call): handlers that
+   * return nothing cost the loop no await.
+   */
+  #call(handlers: InformerHandlers<T>, change: InformerChange<T>): Promise<void> | undefined {
+    let result: unknown;
     try {
-      if (change.type === "add") await handlers.add?.(change.object);
-      else if (change.type === "update") await handlers.update?.(change.old, change.object);
-      else await handlers.delete?.(change.object);
+      if (change.type === "add") result = handlers.add?.(change.object);
+      else if (change.type === "update") result = handlers.update?.(change.old, change.object);
+      else result = handlers.delete?.(change.object);
     } catch (error) {
-      this.#stats.handlerErrors++;
-      this.#report(error);
+      this.#handlerFailed(error);
+      return undefined;
     }
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then !== "function") return undefined;
+    return Promise.resolve(result).then(() => {}, (error) => this.#handlerFailed(error));
+  }
+
+  #handlerFailed(error: unknown): void {
+    this.#stats.handlerErrors++;
+    this.#report(error);
   }
 
   async #checkpoint(): Promise<void> {
@@ -351,23 +373,63 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  async #dispatch(change: InformerChange<T>): Promise<void> {
+  /** Hands `change` to every handler, in order; a promise only once a handler returned one. */
+  #dispatch(change: InformerChange<T>): Promise<void> | undefined {
     this.#stats.changes++;
-    for (const handlers of [...this.#handlers]) await this.#call(handlers, change);
+    const all = [...this.#handlers];
+    for (let i = 0; i < all.length; i++) {
+      const waiting = this.#call(all[i], change);
+      if (waiting !== undefined) return this.#dispatchAfter(waiting, all, i + 1, change);
+    }
+    return undefined;
+  }
+
+  async #dispatchAfter(
+    waiting: Promise<void>,
+    all: InformerHandlers<T>[],
+    from: number,
+    change: InformerChange<T>,
+  ): Promise<void> {
+    await waiting;
+    for (let i = from; i < all.length; i++) await this.#call(all[i], change);
   }
 
   #transform(object: T): T {
     return this.#options.transform ? this.#options.transform(object) : object;
   }
 
-  async #apply(event: WatcherEvent<T>): Promise<void> {
+  /** Applies one event of the watch loop; a promise only when a handler or checkpoint needs waiting for. */
+  #apply(event: WatcherEvent<T>): Promise<void> | undefined {
+    switch (event.type) {
+      case "Apply": {
+        const object = this.#transform(event.object);
+        const old = this.#store.set(object);
+        this.#resourceVersion = event.resourceVersion;
+        this.#state = "Watching";
+        return this.#dispatch(old === undefined ? { type: "add", object } : { type: "update", old, object });
+      }
+      case "Delete": {
+        const old = this.#store.delete(objectKey(event.object));
+        this.#resourceVersion = event.resourceVersion;
+        this.#state = "Watching";
+        // The deletion of an object the store never had (it came and went while away) is nobody's news.
+        return old === undefined
+          ? undefined
+          : this.#dispatch({ type: "delete", object: this.#transform(event.object) });
+      }
+      case "InitApply":
+        this.#buffer?.push(this.#transform(event.object));
+        return undefined;
+      default:
+        return this.#applyOther(event);
+    }
+  }
+
+  async #applyOther(event: WatcherEvent<T>): Promise<void> {
     switch (event.type) {
       case "Init":
         this.#state = "InitPage";
         this.#buffer = [];
-        return;
-      case "InitApply":
-        this.#buffer?.push(this.#transform(event.object));
         return;
       case "InitDone": {
         const next = new Store<T>(this.#options.indexers);
@@ -398,22 +460,6 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         }
         if (first) this.#resolveSynced();
         await this.#checkpoint();
-        return;
-      }
-      case "Apply": {
-        const object = this.#transform(event.object);
-        const old = this.#store.set(object);
-        this.#resourceVersion = event.resourceVersion;
-        this.#state = "Watching";
-        await this.#dispatch(old === undefined ? { type: "add", object } : { type: "update", old, object });
-        return;
-      }
-      case "Delete": {
-        const old = this.#store.delete(objectKey(event.object));
-        this.#resourceVersion = event.resourceVersion;
-        this.#state = "Watching";
-        // The deletion of an object the store never had (it came and went while away) is nobody's news.
-        if (old !== undefined) await this.#dispatch({ type: "delete", object: this.#transform(event.object) });
         return;
       }
       case "Bookmark":

@@ -52,10 +52,16 @@ export class Store<T extends KubernetesObject = KubernetesObject> {
   readonly #objects = new Map<string, T>();
   readonly #indexers: Record<string, IndexFunction<T>>;
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  /** Each index function with its index: index value to keys. */
+  readonly #indexing: [IndexFunction<T>, Map<string, Set<string>>][] = [];
 
   constructor(indexers: Record<string, IndexFunction<T>> = {}) {
     this.#indexers = { namespace: (o) => [o.metadata?.namespace ?? ""], ...indexers };
-    for (const name of Object.keys(this.#indexers)) this.#indexes.set(name, new Map());
+    for (const [name, fn] of Object.entries(this.#indexers)) {
+      const values = new Map<string, Set<string>>();
+      this.#indexes.set(name, values);
+      this.#indexing.push([fn, values]);
+    }
   }
 
   /** How many objects it holds. */
@@ -99,9 +105,9 @@ export class Store<T extends KubernetesObject = KubernetesObject> {
   set(object: T): T | undefined {
     const key = objectKey(object);
     const old = this.#objects.get(key);
-    if (old !== undefined) this.#unindex(key, old);
     this.#objects.set(key, object);
-    this.#index(key, object);
+    if (old === undefined) this.#index(key, object);
+    else this.#reindex(key, old, object);
     return old;
   }
 
@@ -121,8 +127,7 @@ export class Store<T extends KubernetesObject = KubernetesObject> {
   }
 
   #index(key: string, object: T): void {
-    for (const [name, fn] of Object.entries(this.#indexers)) {
-      const values = this.#indexes.get(name)!;
+    for (const [fn, values] of this.#indexing) {
       for (const value of fn(object)) {
         let keys = values.get(value);
         if (keys === undefined) values.set(value, keys = new Set());
@@ -132,12 +137,30 @@ export class Store<T extends KubernetesObject = KubernetesObject> {
   }
 
   #unindex(key: string, object: T): void {
-    for (const [name, fn] of Object.entries(this.#indexers)) {
-      const values = this.#indexes.get(name)!;
+    for (const [fn, values] of this.#indexing) {
       for (const value of fn(object)) {
         const keys = values.get(value);
         keys?.delete(key);
         if (keys?.size === 0) values.delete(value);
+      }
+    }
+  }
+
+  /** An object replaced by a new version: only the index values that changed move (most updates change none). */
+  #reindex(key: string, old: T, object: T): void {
+    for (const [fn, values] of this.#indexing) {
+      const before = fn(old);
+      const after = fn(object);
+      if (before.length === after.length && before.every((value, i) => value === after[i])) continue;
+      for (const value of before) {
+        const keys = values.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) values.delete(value);
+      }
+      for (const value of after) {
+        let keys = values.get(value);
+        if (keys === undefined) values.set(value, keys = new Set());
+        keys.add(key);
       }
     }
   }

@@ -91,7 +91,9 @@ export interface WatcherOptions {
   /**
    * A watch that gives no event (bookmarks count) for this long is closed and opened again: a stalled connection. So
    * is one whose response does not come within it (its request aborted). Default: its `timeoutSeconds` plus 30 s (the
-   * server ends a healthy one by then).
+   * server ends a healthy one by then). Only the time waiting for the server counts, not the time the loop's consumer
+   * (a slow handler) takes. The cluster's `informer()` gives the same limit to its list pages (`list()`'s
+   * `idleTimeoutMs`: no response, or no byte of the body, for this long is a `TIMEOUT`).
    */
   idleTimeoutMs?: number;
   /** Stops the loop: the watch is closed and the iteration ends. */
@@ -131,28 +133,6 @@ function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const randomTimeout = () => 300 + Math.floor(Math.random() * 301);
-
-type ReadResult<T> = { done: true } | { done: false; value: WatchEvent<T> } | { idle: true };
-
-/** A read of `reader` that gives up (`idle`) after `ms`, or rejects when `signal` aborts. */
-function readWithin<T>(
-  reader: ReadableStreamDefaultReader<WatchEvent<T>>,
-  ms: number,
-  signal: AbortSignal,
-): Promise<ReadResult<T>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stop: (() => void) | undefined;
-  const idle = new Promise<ReadResult<T>>((resolve, reject) => {
-    timer = setTimeout(() => resolve({ idle: true }), ms);
-    stop = () => reject(signal.reason);
-    if (signal.aborted) stop();
-    else signal.addEventListener("abort", stop, { once: true });
-  });
-  return Promise.race([reader.read() as Promise<ReadResult<T>>, idle]).finally(() => {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", stop!);
-  });
-}
 
 function statusOf(event: WatchEvent<unknown>): Status | undefined {
   return event.type === "ERROR" ? event.object : undefined;
@@ -272,20 +252,26 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
     // A server that never answers is as stalled as one that stops sending: given up after the idle time too (a
     // WatchIdleError, thrown: the same state again after a wait), its request aborted.
     const own = new AbortController();
-    const stop = () => own.abort(signal.reason);
+    // The loop's abort also ends a pending read (a source may not end its stream on the signal).
+    const stop = () => {
+      own.abort(signal.reason);
+      reader?.cancel().catch(() => {});
+    };
     signal.addEventListener("abort", stop, { once: true });
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
     release = () => {
       signal.removeEventListener("abort", stop);
+      clearTimeout(watchdog);
       own.abort();
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const idle = new Promise<never>((_, reject) => {
+    const unanswered = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new WatchIdleError(idleMs())), idleMs());
     });
     try {
       const stream = await Promise.race([
         source.watch({ ...request, timeoutSeconds: watchTimeout, signal: own.signal }),
-        idle,
+        unanswered,
       ]);
       reader = stream.getReader();
     } finally {
@@ -293,7 +279,27 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
     }
     opened = Date.now();
     eventsThisWatch = 0;
+    idle = false;
+    // One timer per watch, not one per read (a timer per event costs the loop much of its speed): when it fires, a
+    // read waiting for the idle time has its reader cancelled, which ends the read, and `idle` says why; otherwise it
+    // is set again for when the read in progress (or the next) would reach the idle time. Time spent in the loop's
+    // consumer (a slow handler) is not the server's silence, and does not count.
+    const ms = idleMs();
+    const current = reader;
+    const check = () => {
+      const waited = readingSince === 0 ? 0 : Date.now() - readingSince;
+      if (waited >= ms) {
+        idle = true;
+        current.cancel().catch(() => {});
+      } else {
+        watchdog = setTimeout(check, ms - waited);
+      }
+    };
+    watchdog = setTimeout(check, ms);
   };
+  /** When the read in progress began (0: none in progress). */
+  let readingSince = 0;
+  let idle = false;
   const idleMs = () => options.idleTimeoutMs ?? (watchTimeout + 30) * 1000;
   const retryAfterMs = (status: Status) => (status.details?.retryAfterSeconds ?? 0) * 1000;
 
@@ -333,8 +339,15 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
 
           case "InitialWatch":
           case "Watching": {
-            const read = await readWithin(reader!, idleMs(), signal);
-            if ("idle" in read) {
+            readingSince = Date.now();
+            let read: ReadableStreamReadResult<WatchEvent<T>>;
+            try {
+              read = await reader!.read();
+            } finally {
+              readingSince = 0;
+            }
+            if (signal.aborted) return;
+            if (idle) {
               close();
               state = state === "Watching" ? "InitListed" : "Empty";
               yield* fail(new WatchIdleError(idleMs()));
