@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { DecodeError } from "watchwire/core";
+ * import { DecodeError } from "watchwire";
  * import { MsgpackEventDecoderStream } from "watchwire/msgpack-no-eval";
  *
  * // Not a watchwire msgpack stream: the error names the first wrong byte.

@@ -83,7 +83,8 @@ const codeMeasured = (() => {
     return r.stdout.trimEnd(); // not the start: a porcelain line begins with its status, " M" for a change
   };
   try {
-    const changed = git(["status", "--porcelain", "--", "src", "mod.ts", "core.ts"]).split("\n").filter(Boolean)
+    const changed = git(["status", "--porcelain", "--", "src", "mod.ts", "wire.ts", "kubernetes.ts", "capture.ts"])
+      .split("\n").filter(Boolean)
       .map((l) => l.slice(3));
     return `commit ${git(["rev-parse", "--short", "HEAD"])}${
       changed.length > 0 ? ` plus uncommitted changes to ${changed.join(", ")}` : ""

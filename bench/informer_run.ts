@@ -84,7 +84,8 @@ const codeMeasured = (() => {
   // Not trimmed: porcelain lines start with a status column that may be a space (" M src/...").
   const git = (args: string[]) => execFileSync("git", ["-C", root, ...args], { encoding: "utf8" });
   try {
-    const changed = git(["status", "--porcelain", "--", "src", "mod.ts", "core.ts"]).split("\n").filter(Boolean)
+    const changed = git(["status", "--porcelain", "--", "src", "mod.ts", "wire.ts", "kubernetes.ts", "capture.ts"])
+      .split("\n").filter(Boolean)
       .map((line) => line.slice(3));
     return `commit ${git(["rev-parse", "--short", "HEAD"]).trim()}${
       changed.length > 0 ? ` plus uncommitted changes to ${changed.join(", ")}` : ""

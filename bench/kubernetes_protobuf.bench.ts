@@ -47,8 +47,8 @@
  */
 import { readFileSync } from "node:fs";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
-// The watchwire entry point's class: every built-in kind by default.
-import { KubernetesProtobufWatchDecoder, KubernetesProtobufWatchDecoderStream } from "../src/builtin_defaults.ts";
+import { KubernetesProtobufWatchDecoder } from "../src/codec/kubernetes/protobuf_watch_decoder.ts";
+import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
@@ -218,9 +218,13 @@ async function checkDistinct(pbReads: Uint8Array[], jsonReads: Uint8Array[], eve
   type Event = { type: string; object: { metadata: Record<string, unknown> } };
   const collect = (stream: ReadableStream<unknown>) => collectAll(stream) as Promise<Event[]>;
   const json = await collect(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream()));
-  const full = await collect(streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+  const full = await collect(
+    streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders })),
+  );
   const meta = await collect(
-    streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" })),
+    streamOf(pbReads).pipeThrough(
+      new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+    ),
   );
   if (json.length !== events || full.length !== events || meta.length !== events) {
     throw new Error(`distinct objects: ${json.length} JSON, ${full.length} and ${meta.length} protobuf events`);
@@ -255,7 +259,7 @@ class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes:
    * already decoded (see {@linkcode MetadataShape}).
    */
   constructor(deferSpanning: boolean, copy = false, shape?: MetadataShape) {
-    // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: core.ts re-exports that module whole).
+    // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: kubernetes.ts re-exports that module whole).
     const splitter = new FrameSplitter({
       flagged: false,
       reuseBufferUpTo: 256 * 1024,
@@ -456,12 +460,18 @@ for (const k of KINDS) {
     {
       name: `pb${suffix}`,
       expect: events,
-      run: () => count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream())),
+      run: () =>
+        count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }))),
     },
     {
       name: `pb-meta${suffix}`,
       expect: events,
-      run: () => count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))),
+      run: () =>
+        count(
+          streamOf(pb).pipeThrough(
+            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+          ),
+        ),
     },
   ];
   const cases: Case[] = [
@@ -472,7 +482,11 @@ for (const k of KINDS) {
       run: () =>
         count(
           streamOf(pbReads).pipeThrough(
-            new KubernetesProtobufWatchDecoderStream({ mode: "metadata", inputViews: "always" }),
+            new KubernetesProtobufWatchDecoderStream({
+              decoders: builtinDecoders,
+              mode: "metadata",
+              inputViews: "always",
+            }),
           ),
         ),
     },
@@ -485,7 +499,11 @@ for (const k of KINDS) {
       name: "pb-batch",
       expect: events,
       run: () =>
-        countBatched(streamOf(pbReads).pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder()))),
+        countBatched(
+          streamOf(pbReads).pipeThrough(
+            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+          ),
+        ),
     },
     {
       name: "pb-meta-batch",
@@ -493,7 +511,7 @@ for (const k of KINDS) {
       run: () =>
         countBatched(
           streamOf(pbReads).pipeThrough(
-            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ mode: "metadata" })),
+            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders, mode: "metadata" })),
           ),
         ),
     },
@@ -578,7 +596,11 @@ for (const k of KINDS) {
       expect: events,
       run: async () => {
         // Each run's events kept until the end of the next run.
-        kept = await collectAll(streamOf(distinctPbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+        kept = await collectAll(
+          streamOf(distinctPbReads).pipeThrough(
+            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }),
+          ),
+        );
         return kept.length;
       },
     },

@@ -4,7 +4,7 @@
  * loop, and the same decoding in batches (`BatchDecoderStream` of `JsonWatchEventDecoder`: one array of events per
  * read), consumed with `for await`. Each counts the events it saw (the harness checks the count).
  */
-import { BatchDecoderStream, JsonWatchEventDecoder, JsonWatchEventDecoderStream } from "../mod.ts";
+import { BatchDecoderStream, JsonWatchEventDecoder, JsonWatchEventDecoderStream } from "../wire.ts";
 import { streamOf } from "./data.ts";
 import type { Case } from "./harness.ts";
 

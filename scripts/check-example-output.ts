@@ -118,9 +118,9 @@ for (const id of ids) {
 console.log(JSON.stringify({ mismatches }));
 `;
 
-const examples = [...sourceFiles(`${root}src`), `${root}mod.ts`, `${root}core.ts`, `${root}msgpack_no_eval.ts`].flatMap(
-  examplesOf,
-);
+/** The entry points, whose module docs have examples too. */
+const ENTRY_POINTS = ["mod.ts", "wire.ts", "kubernetes.ts", "capture.ts", "cli.ts", "msgpack_no_eval.ts"];
+const examples = [...sourceFiles(`${root}src`), ...ENTRY_POINTS.map((file) => `${root}${file}`)].flatMap(examplesOf);
 mkdirSync(work, { recursive: true });
 try {
   const files: string[] = [];

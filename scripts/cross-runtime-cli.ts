@@ -4,8 +4,8 @@
  *
  * Each case takes a bundled capture (the HTTP/1.1 fixtures with their request side, the etcd and Go captures with
  * theirs), damages one side (a bit flipped, a byte inserted, bytes deleted, or the end cut off), and runs
- * `decode --output ndjson|table [--request FILE] FILE` with `node --import tsx cli/node.ts`, `bun cli/node.ts` and
- * `deno run --allow-read cli/deno.ts`. The cases follow from the seed (a fixed xorshift generator), so a difference is
+ * `decode --output ndjson|table [--request FILE] FILE` with `node --import tsx bin/node.ts`, `bun bin/node.ts` and
+ * `deno run --allow-read bin/deno.ts`. The cases follow from the seed (a fixed xorshift generator), so a difference is
  * reproduced by running the same seed and count again; the damaged files of a differing case are kept and named.
  * A case takes about two seconds (three runtimes start), so this is a script, run by .ci/run with a few cases, rather
  * than a test.
@@ -71,9 +71,9 @@ function damage(bytes: Uint8Array): Uint8Array {
 const deno = join(root, "node_modules/.bin/deno");
 const bun = join(root, "node_modules/.bin/bun");
 const runtimes: [string, string, string[]][] = [
-  ["node", process.execPath, ["--import", "tsx", join(root, "cli/node.ts")]],
-  ["deno", deno, ["run", "--allow-read", join(root, "cli/deno.ts")]],
-  ["bun", bun, [join(root, "cli/node.ts")]],
+  ["node", process.execPath, ["--import", "tsx", join(root, "bin/node.ts")]],
+  ["deno", deno, ["run", "--allow-read", join(root, "bin/deno.ts")]],
+  ["bun", bun, [join(root, "bin/node.ts")]],
 ];
 
 const scratch = mkdtempSync(join(tmpdir(), "watchwire-cross-runtime-"));

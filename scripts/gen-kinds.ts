@@ -1,5 +1,5 @@
 /**
- * Generates the TypeScript types of every built-in Kubernetes kind (`src/kinds/`, the `watchwire/kinds` entry point)
+ * Generates the TypeScript types of every built-in Kubernetes kind (`src/kinds/`, in the `watchwire/kubernetes` entry point)
  * from the schema that `tools/refgen/cmd/schema` extracts from the Go types (`tools/refgen/schema.json`), one module
  * per Go package as for the decoders (`core_v1`, `apps_v1`, `meta_v1`, ...), and the typed fixture module
  * `tests/_kinds_fixtures.ts`: real objects of every kind (the refgen fixtures' JSON watch streams), each checked by the
@@ -38,6 +38,16 @@ export const FIXTURE_EVENTS = ["ADDED", "MODIFIED", "BOOKMARK"] as const;
 export { readSchema };
 
 const META = "k8s.io/apimachinery/pkg/apis/meta/v1";
+
+/**
+ * The names `watchwire` (mod.ts) declares for every object (`ObjectMeta`, `ListMeta`, `Status`, ...: src/events.ts):
+ * not exported flat by the index, so that each name has one meaning across the entry points; the generated types of
+ * those names stay in their namespace (`meta_v1.ObjectMeta`).
+ */
+export function mainEntryNames(): Set<string> {
+  const events = readFileSync(join(root, "src/events.ts"), "utf8");
+  return new Set([...events.matchAll(/^export (?:interface|type|const|function|class) (\w+)/gm)].map((m) => m[1]));
+}
 const TYPE_META = `${META}.TypeMeta`;
 
 /**
@@ -313,7 +323,7 @@ function moduleDoc(mod: string, what: string, kind: KindEntry | undefined, withO
       : "event.object.apiVersion, event.object.kind";
     lines.push(
       ` * import { decodeWatchResponse } from "watchwire";`,
-      ` * import type { ${mod} } from "watchwire/kinds";`,
+      ` * import type { ${mod} } from "watchwire/kubernetes";`,
       ` *`,
       ` * const response = new Response('{"type":"ADDED","object":{"apiVersion":"${kind.apiVersion}","kind":"${kind.kind}"${meta}}}\\n', {`,
       ` *   headers: { "content-type": "application/json" },`,
@@ -325,7 +335,7 @@ function moduleDoc(mod: string, what: string, kind: KindEntry | undefined, withO
     );
   } else {
     lines.push(
-      ` * import type { ${mod} } from "watchwire/kinds";`,
+      ` * import type { ${mod} } from "watchwire/kubernetes";`,
       ` *`,
       ` * const port: ${mod}.IntOrString = "http";`,
       ` * const memory: ${mod}.Quantity = "128Mi";`,
@@ -428,7 +438,8 @@ export type Nested<T extends { apiVersion: string; kind: string }> =
   // The index: every module as a namespace, and each name once, flat, from the module that ranks first (a kind
   // before a type that is not one: ResourceClaim is resource.k8s.io's kind, not core/v1's container field; then
   // moduleRank). A name that two named groups declare at the same rank (rbac/v1 and flowcontrol/v1 Subject) is left
-  // to the namespaces: neither is the obvious one.
+  // to the namespaces: neither is the obvious one. So is a name the main entry point declares (mainEntryNames).
+  const reserved = mainEntryNames();
   const kindNames = new Set(schema.kinds.map((k) => `${moduleOf(k.type)}.${typeName(k.type)}`));
   const rankOf = (name: string, mod: string) => [kindNames.has(`${mod}.${name}`) ? 0 : 1, ...moduleRank(mod)];
   const compare = (a: number[], b: number[]) => {
@@ -442,6 +453,7 @@ export type Nested<T extends { apiVersion: string; kind: string }> =
   const best = new Map<string, string>();
   const ambiguous: string[] = [];
   for (const [name, mods] of candidates) {
+    if (reserved.has(name)) continue;
     const sorted = mods.sort((a, b) => compare(rankOf(name, a), rankOf(name, b)));
     if (sorted.length > 1 && compare(rankOf(name, sorted[0]), rankOf(name, sorted[1])) === 0) ambiguous.push(name);
     else best.set(name, sorted[0]);
@@ -451,16 +463,22 @@ export type Nested<T extends { apiVersion: string; kind: string }> =
     const names = [...best].filter(([, m]) => m === mod).map(([n]) => n).sort();
     return names.length ? [`export type {\n  ${names.join(",\n  ")},\n} from "./${mod}.ts";`] : [];
   });
+  const indexDoc = docLines(
+    "The types of every built-in kind, by module (`core_v1`, `apps_v1`, `apps_v1beta1`, ...: one per Go package, as " +
+      "for the decoders) and flat: each name from the module that ranks first, a top-level kind before a type of " +
+      "the same name that is not one, then by Kubernetes' version priority (GA, then beta, then alpha; the higher " +
+      "version first), then the core group and meta/v1 before the named groups. So `Pod` is `core_v1.Pod`, " +
+      "`Deployment` `apps_v1.Deployment`, `HorizontalPodAutoscaler` `autoscaling_v2.HorizontalPodAutoscaler`, " +
+      "`Event` `core_v1.Event` (`events_v1.Event` for events.k8s.io's). Names two named groups declare at the same " +
+      `rank are left to the namespaces: ${ambiguous.sort().map((n) => `\`${n}\``).join(", ")}; so are those the ` +
+      "`watchwire` entry point declares for every object, with shapes of its own: " +
+      `${[...candidates.keys()].filter((n) => reserved.has(n)).sort().map((n) => `\`${n}\``).join(", ")} ` +
+      "(`meta_v1.ObjectMeta` is the generated one).",
+  );
   files.set(
     "index.ts",
     head + `/**
- * The types of every built-in kind, by module (\`core_v1\`, \`apps_v1\`, \`apps_v1beta1\`, ...: one per Go package, as
- * for the decoders) and flat: each name from the module that ranks first, a top-level kind before a type of the same
- * name that is not one, then by Kubernetes' version priority (GA, then beta, then alpha; the higher version first),
- * then the core group and meta/v1 before the named groups. So \`Pod\` is \`core_v1.Pod\`, \`Deployment\`
- * \`apps_v1.Deployment\`, \`HorizontalPodAutoscaler\` \`autoscaling_v2.HorizontalPodAutoscaler\`, \`Event\`
- * \`core_v1.Event\` (\`events_v1.Event\` for events.k8s.io's). Names two named groups declare at the same rank are
- * left to the namespaces: ${ambiguous.sort().map((n) => `\`${n}\``).join(", ")}.
+${indexDoc.join("\n")}
  *
  * @module
  */
@@ -518,13 +536,13 @@ export function generateKindFixtures(schema: Schema): string {
 /**
  * Real objects of every built-in kind, typed: the ${FIXTURE_EVENTS.join(", ")} objects of each kind's refgen JSON
  * watch stream (what Go's encoding/json writes for the objects), each an argument of \`typed<T>\` with T the kind's type
- * from \`watchwire/kinds\`. The TypeScript compiler (\`tsc --noEmit\`, \`deno check\`) checks every object against its
+ * from \`watchwire/kubernetes\`. The TypeScript compiler (\`tsc --noEmit\`, \`deno check\`) checks every object against its
  * type: a field of the wrong type, a field the type does not have, a required field missing, or a kind's type that is
  * not a KubernetesObject (what decodeWatchResponse<T> asks of T) fails the check. tests/kinds_types.test.ts checks
  * that every kind is here, and that this file is what the generator makes of the fixtures.
  */
 import type { KubernetesObject } from "../mod.ts";
-import type * as kinds from "../kinds.ts";
+import type * as kinds from "../kubernetes.ts";
 
 /** The objects, checked against \`T\` by the compiler. */
 const typed = <T extends KubernetesObject>(...objects: T[]): readonly KubernetesObject[] => objects;

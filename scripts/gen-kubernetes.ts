@@ -395,7 +395,7 @@ function generate(): Map<string, string> {
  *
  * @example
  * \`\`\`ts
- * import { ${id}, createKubernetesDecoders } from "watchwire";
+ * import { ${id}, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([${id}]);
  * console.log(decoders.decoder("${apiVersion}", "${
@@ -456,7 +456,7 @@ ${
  *
  * @example
  * \`\`\`ts
- * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire";
+ * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * console.log(BUILTIN_GROUP_VERSIONS.length, BUILTIN_GROUP_VERSIONS.includes(appsV1)); // ${exportsOf.length} true
  * // Every built-in kind but those of alpha and beta group/versions:
@@ -477,7 +477,7 @@ export const BUILTIN_GROUP_VERSIONS: readonly GroupVersionDecoders[] = [
  *
  * @example
  * \`\`\`ts
- * import { builtinDecoders } from "watchwire";
+ * import { builtinDecoders } from "watchwire/kubernetes";
  *
  * console.log(builtinDecoders.decoder("apps/v1", "Deployment") !== undefined); // true
  * \`\`\`

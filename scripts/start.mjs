@@ -33,7 +33,7 @@ const runs = [
 let status = 0;
 for (const files of runs) {
   console.log(`\n# ${files.join(" ")}`);
-  const run = spawnSync(process.execPath, ["dist/cli/node.js", "decode", ...args, ...files], {
+  const run = spawnSync(process.execPath, ["dist/bin/node.js", "decode", ...args, ...files], {
     cwd: root,
     stdio: "inherit",
   });

@@ -9,7 +9,8 @@
  *
  * @example
  * ```ts
- * import { DecodeError, type DecodeErrorCode, NdjsonDecoderStream } from "watchwire";
+ * import { DecodeError, type DecodeErrorCode } from "watchwire";
+ * import { NdjsonDecoderStream } from "watchwire/wire";
  *
  * function advice(code: DecodeErrorCode): string {
  *   switch (code) {
@@ -104,7 +105,8 @@ export interface DecodeErrorOptions {
  *
  * @example
  * ```ts
- * import { DecodeError, NdjsonDecoderStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { NdjsonDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob(['{"a":1}\n{oops}\n']).stream();
  * const values: unknown[] = [];

@@ -9,7 +9,8 @@
  *
  * @example
  * ```ts
- * import { type OwnerReference, toWatchEvent } from "watchwire";
+ * import type { OwnerReference } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * const event = toWatchEvent(JSON.parse(
  *   '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web-1","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"u1","controller":true}]}}}',
@@ -34,7 +35,8 @@ export interface OwnerReference {
  *
  * @example
  * ```ts
- * import { type ManagedFieldsEntry, toWatchEvent } from "watchwire";
+ * import type { ManagedFieldsEntry } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * const event = toWatchEvent(JSON.parse(
  *   '{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"web","managedFields":[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]}}}',
@@ -61,7 +63,8 @@ export interface ManagedFieldsEntry {
  *
  * @example
  * ```ts
- * import { JsonWatchEventDecoderStream, type ObjectMeta } from "watchwire";
+ * import type { ObjectMeta } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob([
  *   '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web","namespace":"prod","resourceVersion":"7","labels":{"app":"web"}}}}\n',
@@ -116,7 +119,8 @@ export interface ListMeta {
  *
  * @example
  * ```ts
- * import { JsonWatchEventDecoderStream, type KubernetesObject } from "watchwire";
+ * import type { KubernetesObject } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * interface ConfigMap extends KubernetesObject {
  *   data?: Record<string, string>;
@@ -213,7 +217,8 @@ export interface StatusDetails {
  *
  * @example
  * ```ts
- * import { JsonWatchEventDecoderStream, type Status } from "watchwire";
+ * import type { Status } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob([
  *   '{"type":"ERROR","object":{"kind":"Status","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}\n',
@@ -257,7 +262,8 @@ export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end";
  *
  * @example
  * ```ts
- * import { type BookmarkObject, INITIAL_EVENTS_END_ANNOTATION, JsonWatchEventDecoderStream } from "watchwire";
+ * import { type BookmarkObject, INITIAL_EVENTS_END_ANNOTATION } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob([
  *   '{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}\n',
@@ -283,7 +289,8 @@ export interface BookmarkObject {
  *
  * @example
  * ```ts
- * import { type ObjectWatchEvent, toWatchEvent } from "watchwire";
+ * import type { ObjectWatchEvent } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * interface Pod {
  *   metadata?: { name?: string };
@@ -309,7 +316,8 @@ export interface ObjectWatchEvent<T, K extends "ADDED" | "MODIFIED" | "DELETED" 
  *
  * @example
  * ```ts
- * import { type BookmarkWatchEvent, toWatchEvent } from "watchwire";
+ * import type { BookmarkWatchEvent } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * let resumeFrom = "";
  * function remember(event: BookmarkWatchEvent): void {
@@ -381,7 +389,8 @@ export type WatchEvent<T = KubernetesObject> =
  *
  * @example
  * ```ts
- * import { toWatchEvent, type WatchEventType } from "watchwire";
+ * import type { WatchEventType } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * const counts: Partial<Record<WatchEventType, number>> = {};
  * for (const line of ['{"type":"ADDED","object":{}}', '{"type":"MODIFIED","object":{}}', '{"type":"ADDED","object":{}}']) {

@@ -3,13 +3,13 @@
 /**
  * Real objects of every built-in kind, typed: the ADDED, MODIFIED, BOOKMARK objects of each kind's refgen JSON
  * watch stream (what Go's encoding/json writes for the objects), each an argument of `typed<T>` with T the kind's type
- * from `watchwire/kinds`. The TypeScript compiler (`tsc --noEmit`, `deno check`) checks every object against its
+ * from `watchwire/kubernetes`. The TypeScript compiler (`tsc --noEmit`, `deno check`) checks every object against its
  * type: a field of the wrong type, a field the type does not have, a required field missing, or a kind's type that is
  * not a KubernetesObject (what decodeWatchResponse<T> asks of T) fails the check. tests/kinds_types.test.ts checks
  * that every kind is here, and that this file is what the generator makes of the fixtures.
  */
 import type { KubernetesObject } from "../mod.ts";
-import type * as kinds from "../kinds.ts";
+import type * as kinds from "../kubernetes.ts";
 
 /** The objects, checked against `T` by the compiler. */
 const typed = <T extends KubernetesObject>(...objects: T[]): readonly KubernetesObject[] => objects;

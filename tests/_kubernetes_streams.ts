@@ -5,13 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import {
-  DecodeError,
-  JsonWatchEventDecoderStream,
-  KubernetesProtobufObject,
-  KubernetesProtobufWatchDecoderStream,
-  ProtobufReader,
-} from "../mod.ts";
+import { DecodeError, KubernetesProtobufObject } from "../mod.ts";
+import { JsonWatchEventDecoderStream, ProtobufReader } from "../wire.ts";
+import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
 import { drain, streamOf } from "./_util.ts";
 
 /** One line of a refgen `index.json`. */
@@ -41,7 +37,9 @@ export async function checkFullMode(
   const expected = await drain(streamOf([json]).pipeThrough(new JsonWatchEventDecoderStream<unknown>()));
   let result: FullModeResult | undefined;
   for (const chunks of [[pb], ...cuttings]) {
-    const got = await drain(streamOf(chunks).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
+    const got = await drain(
+      streamOf(chunks).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders })),
+    );
     assert.deepEqual(got.values, expected.values);
     if (expected.error === undefined) {
       assert.equal(got.error, undefined);
@@ -63,9 +61,13 @@ export async function checkFullMode(
  * `decode()` the full object; kinds without metadata fail as in full mode. Returns the objects decoded partially.
  */
 export async function checkMetadataMode(pb: Uint8Array): Promise<number> {
-  const fullRun = await drain(streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>()));
+  const fullRun = await drain(
+    streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders })),
+  );
   const lazyRun = await drain(
-    streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ mode: "metadata" })),
+    streamOf([pb]).pipeThrough(
+      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
+    ),
   );
   assert.equal(String(lazyRun.error), String(fullRun.error));
   const [full, lazy] = [fullRun.values, lazyRun.values];

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { JsonWatchEventDecoderStream } from "../mod.ts";
+import { JsonWatchEventDecoderStream } from "../wire.ts";
 import type { StreamPair } from "./_kubernetes_streams.ts";
 import { drain, streamOf } from "./_util.ts";
 import type { Codegen, Ended, MsgpackRoundTrip, PairResult } from "./peers/watch_checks.ts";

@@ -9,20 +9,22 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import {
-  BatchDecoderStream,
   DecodeError,
-  DecoderStream,
   decodeWatchResponse,
   decodeWatchResponseBatches,
+  KubernetesProtobufObject,
+  type WatchEvent,
+} from "../mod.ts";
+import {
+  BatchDecoderStream,
+  DecoderStream,
   JsonWatchEventDecoder,
   JsonWatchEventDecoderStream,
-  KubernetesProtobufObject,
-  KubernetesProtobufWatchDecoder,
   MsgpackEventDecoder,
   MsgpackEventEncoderStream,
   type StreamDecoder,
-  type WatchEvent,
-} from "../mod.ts";
+} from "../wire.ts";
+import { builtinDecoders, KubernetesProtobufWatchDecoder } from "../kubernetes.ts";
 import { metadataView } from "./peers/watch_checks.ts";
 import { bytewise, cutsFor, drain, drainSlowly, errorKey, failingAfter, splitAt, streamOf, utf8 } from "./_util.ts";
 
@@ -45,12 +47,12 @@ const DECODERS: {
   {
     name: "protobuf, full",
     input: () => fixture("v1.Pod.pb"),
-    make: () => new KubernetesProtobufWatchDecoder<unknown>(),
+    make: () => new KubernetesProtobufWatchDecoder<unknown>({ decoders: builtinDecoders }),
   },
   {
     name: "protobuf, metadata mode",
     input: () => fixture("v1.Node.pb"),
-    make: () => new KubernetesProtobufWatchDecoder<unknown>({ mode: "metadata" }),
+    make: () => new KubernetesProtobufWatchDecoder<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
   },
   {
     name: "JSON, ConfigMaps",
@@ -110,7 +112,9 @@ for (const { name, input: read, make } of DECODERS) {
 test("BatchDecoderStream: a whole body in one chunk is one batch; one event per chunk is one batch each", async () => {
   const input = fixture("v1.Pod.pb");
   const whole = await drain(
-    streamOf([input]).pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder())),
+    streamOf([input]).pipeThrough(
+      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+    ),
   );
   assert.equal(whole.values.length, 1);
   const events = whole.values[0];
@@ -121,7 +125,9 @@ test("BatchDecoderStream: a whole body in one chunk is one batch; one event per 
     cuts.push(at);
   }
   const each = await drain(
-    streamOf(splitAt(input, cuts)).pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder())),
+    streamOf(splitAt(input, cuts)).pipeThrough(
+      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+    ),
   );
   assert.deepEqual(each.values.map((b) => b.length), events.map(() => 1));
   assert.deepEqual(each.values.flat(), events);
@@ -148,8 +154,14 @@ test("BatchDecoderStream: finish hands on what the end completes (a last line wi
   // A body cut inside a frame: the events before it, then TRUNCATED, as the one-per-item stream has it.
   const pb = fixture("v1.Pod.pb");
   const cut = [pb.slice(0, pb.length - 3)];
-  const single = await drain(streamOf(cut).pipeThrough(new DecoderStream(new KubernetesProtobufWatchDecoder())));
-  const got = await drain(streamOf(cut).pipeThrough(new BatchDecoderStream(new KubernetesProtobufWatchDecoder())));
+  const single = await drain(
+    streamOf(cut).pipeThrough(new DecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders }))),
+  );
+  const got = await drain(
+    streamOf(cut).pipeThrough(
+      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+    ),
+  );
   assert.deepEqual(got.values.flat(), single.values);
   assert.ok(single.values.length > 0);
   assert.equal(errorKey(got.error), errorKey(single.error));

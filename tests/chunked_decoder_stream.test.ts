@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ChunkedDecoder, ChunkedDecoderStream, DecodeError } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { ChunkedDecoder, ChunkedDecoderStream } from "../wire.ts";
 import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
 
 /** Encodes `parts` as chunked coding (each part one chunk), with optional trailers. */

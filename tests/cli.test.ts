@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit, runCli } from "../mod.ts";
+import { encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit } from "../wire.ts";
+import { runCli } from "../cli.ts";
 import { bytewise, concat, splitAt, streamOf, utf8 } from "./_util.ts";
 import { envelope, framed, len, watchEvent } from "./_protobuf.ts";
 
@@ -321,16 +322,16 @@ test("cli: a fault in a gzip body's compressed bytes names its byte in the file;
   );
 });
 
-// The real command, as a user runs it in this runtime: Node via tsx, Bun with cli/node.ts, Deno with cli/deno.ts.
+// The real command, as a user runs it in this runtime: Node via tsx, Bun with bin/node.ts, Deno with bin/deno.ts.
 test("cli: the runtime's own command decodes a file and reports faults with exit status 1", () => {
   const root = fileURLToPath(new URL("..", import.meta.url));
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const command = g.Deno
-    ? [g.Deno.execPath(), "run", "--allow-read", "cli/deno.ts"]
+    ? [g.Deno.execPath(), "run", "--allow-read", "bin/deno.ts"]
     : g.Bun
-    ? [process.execPath, "cli/node.ts"]
-    : [process.execPath, "--import", "tsx", "cli/node.ts"];
+    ? [process.execPath, "bin/node.ts"]
+    : [process.execPath, "--import", "tsx", "bin/node.ts"];
   const dir = mkdtempSync(join(tmpdir(), "watchwire-cli-"));
   const good = join(dir, "good.http");
   writeFileSync(good, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunkedBody(body));
@@ -365,9 +366,9 @@ test("cli: in Node, Deno and Bun, a directory as FILE is one line on stderr and 
   const g = globalThis as any;
   const node = g.Deno || g.Bun ? "node" : process.execPath;
   const runtimes: [string, string, string[]][] = [
-    ["node", node, ["--import", "tsx", "cli/node.ts"]],
-    ["deno", join(root, "node_modules/.bin/deno"), ["run", "--allow-read", "cli/deno.ts"]],
-    ["bun", join(root, "node_modules/.bin/bun"), ["cli/node.ts"]],
+    ["node", node, ["--import", "tsx", "bin/node.ts"]],
+    ["deno", join(root, "node_modules/.bin/deno"), ["run", "--allow-read", "bin/deno.ts"]],
+    ["bun", join(root, "node_modules/.bin/bun"), ["bin/node.ts"]],
   ];
   const dir = mkdtempSync(join(tmpdir(), "watchwire-cli-dir-"));
   const good = join(dir, "good.ndjson");

@@ -25,7 +25,10 @@ import {
   list,
   type ListOptions,
   resourceSource,
+  watch,
 } from "../src/cluster/mod.ts";
+import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
+import { KubernetesProtobufObject } from "../src/codec/kubernetes/protobuf_object.ts";
 import type { KubernetesObject } from "../src/events.ts";
 import { envelope, len } from "./_protobuf.ts";
 import { within } from "./_util.ts";
@@ -223,7 +226,7 @@ const pageUrl = (connection: ClusterConnection, page: 1 | 2) =>
   }`;
 
 const listed = (options: ListOptions = {}) => (connection: ClusterConnection) =>
-  list(connection, CONFIGMAPS, { limit: 1, ...options });
+  list(connection, CONFIGMAPS, { limit: 1, protobuf: { decoders: builtinDecoders }, ...options });
 
 test("list: both pages whole, in JSON and protobuf (the server's own answers, for the faults below)", async () => {
   for (const format of ["json", "protobuf"] as const) {
@@ -231,6 +234,7 @@ test("list: both pages whole, in JSON and protobuf (the server's own answers, fo
       const result = await list<KubernetesObject & { data?: Record<string, string> }>(connection, CONFIGMAPS, {
         limit: 1,
         format,
+        protobuf: { decoders: builtinDecoders },
       });
       assert.deepEqual(result.items.map((o) => [o.kind, o.metadata?.name, o.data]), [
         ["ConfigMap", "a", { k: format === "json" ? 'v "a" ü' : "v a" }],
@@ -399,5 +403,59 @@ test("list: an informer's idleTimeoutMs reaches its list pages (resourceSource's
       configmaps.stop();
       await running;
     }
+  });
+});
+
+test("protobuf without decoders: list, watch, informer and resourceSource refuse it at once (USAGE), metadata mode aside", async () => {
+  let requests = 0;
+  const connection: ClusterConnection = {
+    server: "https://127.0.0.1:6443",
+    headers: () => Promise.resolve(new Headers()),
+    fetch: () => {
+      requests++;
+      return Promise.reject(new Error("no request expected"));
+    },
+    close: () => Promise.resolve(),
+  };
+  const usage = (e: unknown) => {
+    assert.ok(e instanceof ClusterAccessError && e.code === "USAGE", String(e));
+    assert.match(e.message, /^(list|watch|informer of|resourceSource of) configmaps/);
+    assert.match(e.message, /createKubernetesDecoders\(\[coreV1\]\)/);
+    assert.match(e.message, /builtinDecoders/);
+    assert.match(e.message, /mode: "metadata"/);
+    return true;
+  };
+  await assert.rejects(list(connection, CONFIGMAPS, { format: "protobuf" }), usage);
+  await assert.rejects(watch(connection, CONFIGMAPS, { format: "protobuf", protobuf: { mode: "full" } }), usage);
+  assert.throws(() => informer(connection, CONFIGMAPS, { format: "protobuf" }), usage);
+  assert.throws(() => resourceSource(connection, CONFIGMAPS, { format: "protobuf", protobuf: {} }), usage);
+  assert.equal(requests, 0);
+  // Decoders given, metadata mode, or JSON: accepted.
+  informer(connection, CONFIGMAPS, { format: "protobuf", protobuf: { decoders: builtinDecoders } });
+  informer(connection, CONFIGMAPS, { format: "protobuf", protobuf: { mode: "metadata" } });
+  informer(connection, CONFIGMAPS, { format: "json" });
+  informer(connection, CONFIGMAPS);
+});
+
+test("list: protobuf in metadata mode without decoders gives every item, as its metadata and bytes", async () => {
+  await withFault("none", 0, 0, async (connection) => {
+    const result = await list(connection, CONFIGMAPS, { limit: 1, format: "protobuf", protobuf: { mode: "metadata" } });
+    assert.equal(result.resourceVersion, "7");
+    assert.equal(result.kind, "ConfigMapList");
+    assert.deepEqual(result.items.map((o) => [o.apiVersion, o.kind, o.metadata?.name, o.metadata?.resourceVersion]), [
+      ["v1", "ConfigMap", "a", "5"],
+      ["v1", "ConfigMap", "b", "6"],
+    ]);
+    for (const item of result.items) {
+      assert.ok(item instanceof KubernetesProtobufObject);
+      assert.equal(item.decodable, false, "no decoder of ConfigMap was given");
+    }
+    // With the decoders, the same items decode whole.
+    const whole = await list(connection, CONFIGMAPS, {
+      limit: 1,
+      format: "protobuf",
+      protobuf: { decoders: builtinDecoders, mode: "metadata" },
+    });
+    assert.deepEqual(whole.items.map((o) => (o as { data?: unknown }).data), [{ k: "v a" }, { k: "v b" }]);
   });
 });

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DecodeError, decodeWatchResponse, parseMediaType, type WatchBodyCodec } from "../mod.ts";
+import { DecodeError, decodeWatchResponse, type WatchBodyCodec } from "../mod.ts";
+import { parseMediaType } from "../wire.ts";
 import { drain, streamOf, utf8 } from "./_util.ts";
 
 const line = JSON.stringify({ type: "ADDED", object: { kind: "Pod", metadata: { name: "a", resourceVersion: "1" } } }) +

@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DecodeError, DecoderStream, type StreamDecoder } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { DecoderStream, type StreamDecoder } from "../wire.ts";
 import { drain, drainSlowly, failingAfter, within } from "./_util.ts";
 
 /** Emits each input string only when the next arrives (or at the end); `salvage` hands on the one held back. */

@@ -26,6 +26,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { decodeWatchResponse } from "../mod.ts";
+import { builtinDecoders } from "../kubernetes.ts";
 import { declaredNpmPackages } from "../src/npm_package.ts";
 import "../msgpack_no_eval.ts"; // its npm package declared too
 
@@ -247,18 +248,23 @@ function importOf(how: "path" | "url", app: string, code: Served, path: string):
 const JSON_BODY = podJsonLines().slice(0, 2).join("\n") + "\n";
 const PROTOBUF_BODY = readFileSync(join(fixtures, "kubernetes/streams/v1.Pod.pb"));
 
-/** A program that decodes a JSON and a protobuf watch body it holds, and says which npm packages were loaded. */
+/**
+ * A program that decodes a JSON and a protobuf watch body it holds (with core/v1's decoders, from watchwire/kubernetes:
+ * a Pod's spec decoded), and says which npm packages were loaded.
+ */
 function decodingProgram(lib: (path: string) => string): string {
   return `import { decodeWatchResponse } from ${JSON.stringify(lib("mod.ts"))};
+import { coreV1, createKubernetesDecoders } from ${JSON.stringify(lib("kubernetes.ts"))};
 import { declaredNpmPackages } from ${JSON.stringify(lib("src/npm_package.ts"))};
+const protobuf = { decoders: createKubernetesDecoders([coreV1]) };
 const bodies = [
   [${JSON.stringify(JSON_BODY)}, "application/json"],
   [Uint8Array.from(atob(${JSON.stringify(PROTOBUF_BODY.toString("base64"))}), (c) => c.charCodeAt(0)),
     "application/vnd.kubernetes.protobuf;stream=watch"],
 ];
 for (const [body, type] of bodies) {
-  for await (const e of decodeWatchResponse(new Response(body, { headers: { "content-type": type } }))) {
-    console.log(e.type, e.object.kind, e.object.metadata?.name ?? "");
+  for await (const e of decodeWatchResponse(new Response(body, { headers: { "content-type": type } }), { protobuf })) {
+    console.log(e.type, e.object.kind, e.object.metadata?.name ?? "", "spec" in e.object);
   }
 }
 console.log("npm packages loaded:", declaredNpmPackages().filter((p) => p.loaded !== undefined).length);
@@ -273,9 +279,10 @@ async function decodingOutput(): Promise<string> {
     [new Uint8Array(PROTOBUF_BODY), "application/vnd.kubernetes.protobuf;stream=watch"],
   ];
   for (const [body, type] of bodies) {
-    for await (const e of decodeWatchResponse(new Response(body, { headers: { "content-type": type } }))) {
+    const options = { protobuf: { decoders: builtinDecoders } };
+    for await (const e of decodeWatchResponse(new Response(body, { headers: { "content-type": type } }), options)) {
       const o = e.object as { kind?: string; metadata?: { name?: string } };
-      lines.push(`${e.type} ${o.kind} ${o.metadata?.name ?? ""}`);
+      lines.push(`${e.type} ${o.kind} ${o.metadata?.name ?? ""} ${"spec" in o}`);
     }
   }
   return lines.join("\n") + "\nnpm packages loaded: 0\n";
@@ -286,9 +293,8 @@ async function decodingOutput(): Promise<string> {
  * reads them back with both msgpack decoders, and says which msgpackr builds it loaded.
  */
 function msgpackProgram(lib: (path: string) => string): string {
-  return `import { decodeWatchResponse, MsgpackEventDecoderStream, MsgpackEventEncoderStream } from ${
-    JSON.stringify(lib("mod.ts"))
-  };
+  return `import { decodeWatchResponse } from ${JSON.stringify(lib("mod.ts"))};
+import { MsgpackEventDecoderStream, MsgpackEventEncoderStream } from ${JSON.stringify(lib("wire.ts"))};
 import { MsgpackEventDecoderStream as NoEvalDecoderStream } from ${JSON.stringify(lib("msgpack_no_eval.ts"))};
 import { declaredNpmPackages } from ${JSON.stringify(lib("src/npm_package.ts"))};
 import { msgpackrUnpackr } from ${JSON.stringify(lib("src/codec/msgpack/unpackr.ts"))};

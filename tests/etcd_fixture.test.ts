@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { EtcdWatchDecoderStream, type EtcdWatchResponse, GrpcMessageDecoderStream, kubernetesValue } from "../mod.ts";
+import { EtcdWatchDecoderStream, type EtcdWatchResponse, GrpcMessageDecoderStream, kubernetesValue } from "../wire.ts";
 import { drain, splitAt, streamOf } from "./_util.ts";
 import { decodeRecordedWatch, EXPECTED_EVENTS, printedResponses, recordedWatchBody } from "./peers/etcd_session.ts";
 

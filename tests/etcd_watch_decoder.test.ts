@@ -2,8 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { readFileSync } from "node:fs";
+import { DecodeError } from "../mod.ts";
 import {
-  DecodeError,
   decodeEtcdWatchResponse,
   encodeGrpcMessages,
   etcdEventToJson,
@@ -11,7 +11,7 @@ import {
   type EtcdWatchResponse,
   GrpcMessageDecoderStream,
   kubernetesValue,
-} from "../mod.ts";
+} from "../wire.ts";
 import { bytewise, drain, streamOf, utf8 } from "./_util.ts";
 import { isLiteralLine, literalLines } from "./_literals.ts";
 import { encodeWatchResponse, type EventSpec, ProtoWriter, type ResponseSpec } from "./peers/etcd_proto_encode.ts";

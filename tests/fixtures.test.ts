@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { constants, gunzipSync } from "node:zlib";
-import { DecodeError, decodeHttp1Exchanges, Http1ResponseDecoderStream } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { decodeHttp1Exchanges, Http1ResponseDecoderStream } from "../capture.ts";
 import { concat, cutsFor, drain, splitAt, text } from "./_util.ts";
 import { type CapturedEvent, decodeCapture, decodeCaptureBytes, lazyStream } from "./peers/decode_capture.ts";
 

@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { constants, gunzipSync, gzipSync, type ZlibOptions } from "node:zlib";
 import fc from "fast-check";
-import { DecodeError, GunzipStream } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { GunzipStream } from "../wire.ts";
 import {
   assertSplitInvariant,
   bytewise,

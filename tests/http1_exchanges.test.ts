@@ -10,13 +10,8 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import http from "node:http";
 import fc from "fast-check";
-import {
-  DecodeError,
-  decodeHttp1Exchanges,
-  decodeWatchResponse,
-  type Http1Exchange,
-  Http1ResponseDecoderStream,
-} from "../mod.ts";
+import { DecodeError, decodeWatchResponse } from "../mod.ts";
+import { decodeHttp1Exchanges, type Http1Exchange, Http1ResponseDecoderStream } from "../capture.ts";
 import { bytewise, cutsFor, drain, errorKey, splitAt, streamOf, text, utf8 } from "./_util.ts";
 import { startRecordingProxy } from "./peers/recording_proxy.ts";
 

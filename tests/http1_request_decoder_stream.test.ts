@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { DecodeError, type Http1Request, type Http1RequestDecoderOptions, Http1RequestDecoderStream } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { type Http1Request, type Http1RequestDecoderOptions, Http1RequestDecoderStream } from "../capture.ts";
 import { assertSplitInvariant, bytewise, concat, drain, streamOf, text, utf8 } from "./_util.ts";
 
 interface RequestSummary {

@@ -2,14 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
-import {
-  DecodeError,
-  decodeWatchResponse,
-  GunzipStream,
-  type Http1Response,
-  Http1ResponseDecoderStream,
-  InflateStream,
-} from "../mod.ts";
+import { DecodeError, decodeWatchResponse } from "../mod.ts";
+import { GunzipStream, InflateStream } from "../wire.ts";
+import { type Http1Response, Http1ResponseDecoderStream } from "../capture.ts";
 import { assertSplitInvariant, bytewise, concat, drain, drainSlowly, streamOf, text, utf8 } from "./_util.ts";
 
 interface Summary {

@@ -7,19 +7,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as http2 from "node:http2";
+import { DecodeError, decodeWatchResponse, type WatchEvent } from "../mod.ts";
+import { encodeHttp2Frames, type Http2Frame, Http2FrameDecoder } from "../wire.ts";
 import {
-  DecodeError,
   decodeHttp2Exchanges,
-  decodeWatchResponse,
-  encodeHttp2Frames,
   type Http2ConnectionDecoderOptions,
   Http2ConnectionDecoderStream,
-  type Http2Frame,
-  Http2FrameDecoder,
   type Http2Message,
   Http2StreamError,
-  type WatchEvent,
-} from "../mod.ts";
+} from "../capture.ts";
 import fc from "fast-check";
 import { assertSplitInvariant, concat, cutsFor, drain, errorKey, splitAt, streamOf, text, utf8 } from "./_util.ts";
 import { recordH2c } from "./peers/h2_client.ts";

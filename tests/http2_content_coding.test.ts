@@ -9,16 +9,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
-import {
-  DecodeError,
-  decodeHttp2Exchanges,
-  decodeWatchResponse,
-  GunzipStream,
-  type Http2Exchange,
-  InflateStream,
-  removeContentCoding,
-  runCli,
-} from "../mod.ts";
+import { DecodeError, decodeWatchResponse } from "../mod.ts";
+import { GunzipStream, InflateStream, removeContentCoding } from "../wire.ts";
+import { decodeHttp2Exchanges, type Http2Exchange } from "../capture.ts";
+import { runCli } from "../cli.ts";
 import { concat, drain, streamOf } from "./_util.ts";
 import { recordH2c } from "./peers/h2_client.ts";
 import { listOf, ndjsonLines, watchEvents } from "./peers/watch_events.ts";

@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import process from "node:process";
-import { decodeHttp2Exchanges, Http2ConnectionDecoderStream, type Http2Exchange } from "../mod.ts";
+import { decodeHttp2Exchanges, Http2ConnectionDecoderStream, type Http2Exchange } from "../capture.ts";
 import { concat, drain, streamOf } from "./_util.ts";
 
 type Fields = Array<[string, string]>;

@@ -16,7 +16,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DecodeError, decodeHttp2Exchanges, decodeWatchResponse } from "../mod.ts";
+import { DecodeError, decodeWatchResponse } from "../mod.ts";
+import { decodeHttp2Exchanges } from "../capture.ts";
 import { drain, streamOf } from "./_util.ts";
 import { startBunServer } from "./peers/bun_server.ts";
 import { startDenoServer } from "./peers/deno_server.ts";

@@ -7,7 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as http2 from "node:http2";
-import { DecodeError, decodeHttp2Exchanges, Http2ConnectionDecoderStream, type Http2Exchange } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { decodeHttp2Exchanges, Http2ConnectionDecoderStream, type Http2Exchange } from "../capture.ts";
 import { encodeHttp2Frame } from "../src/transport/http2/frame_encoder.ts";
 import type { Http2FrameInit } from "../src/transport/http2/frames.ts";
 import { concat, drain, streamOf } from "./_util.ts";

@@ -7,7 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
-import { DecodeError, InflateStream, removeContentCoding } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { InflateStream, removeContentCoding } from "../wire.ts";
 import { assertSplitInvariant, concat, drain, errorKey, splitAt, streamOf, utf8 } from "./_util.ts";
 
 const inflate = (source: ReadableStream<Uint8Array>) => source.pipeThrough(new InflateStream());

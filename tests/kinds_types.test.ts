@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { decodeWatchResponse, type WatchEvent } from "../mod.ts";
-import type { apps_v1beta2, core_v1, Deployment, Pod } from "../kinds.ts";
+import type { apps_v1beta2, core_v1, Deployment, Pod } from "../kubernetes.ts";
 import { KIND_FIXTURES } from "./_kinds_fixtures.ts";
 import {
   FIXTURE_EVENTS,

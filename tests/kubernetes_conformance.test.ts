@@ -8,7 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { builtinDecoders, ProtobufReader } from "../mod.ts";
+import { ProtobufReader } from "../wire.ts";
+import { builtinDecoders } from "../kubernetes.ts";
 
 const envRoot = process.env.WATCHWIRE_CONFORMANCE;
 const conformance = envRoot !== undefined && envRoot !== ""

@@ -17,8 +17,9 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { builtinDecoders, decodeKubernetesProtobufObject, KubernetesProtobufObject } from "../mod.ts";
-import { parseKubernetesEnvelope } from "../core.ts";
+import { KubernetesProtobufObject } from "../mod.ts";
+import { builtinDecoders, decodeKubernetesProtobufObject } from "../kubernetes.ts";
+import { parseKubernetesEnvelope } from "../kubernetes.ts";
 import { envelope } from "./_protobuf.ts";
 import {
   asJson,

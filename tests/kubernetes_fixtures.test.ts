@@ -8,7 +8,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { KubernetesProtobufObject, KubernetesProtobufWatchDecoderStream } from "../mod.ts";
+import { KubernetesProtobufObject } from "../mod.ts";
+import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
 import { cutsFor, drain, splitAt, streamOf } from "./_util.ts";
 import { checkFullMode, checkMetadataMode, type StreamPair } from "./_kubernetes_streams.ts";
 
@@ -18,7 +19,9 @@ const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
 
 async function decodePb(bytes: Uint8Array, chunks?: Uint8Array[], mode?: "full" | "metadata") {
   const { values, error } = await drain(
-    streamOf(chunks ?? [bytes]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ mode })),
+    streamOf(chunks ?? [bytes]).pipeThrough(
+      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, mode }),
+    ),
   );
   if (error) throw error;
   return values;

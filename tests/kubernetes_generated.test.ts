@@ -10,7 +10,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { builtinDecoders, DecodeError, ProtobufReader } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { ProtobufReader } from "../wire.ts";
+import { builtinDecoders } from "../kubernetes.ts";
 import { currentRuntime, runWithoutCodegen } from "./_util.ts";
 import { varint } from "./_protobuf.ts";
 import { isLiteralLine, literalLines } from "./_literals.ts";
@@ -218,15 +220,15 @@ let attempts = 0;
 const forbid = () => { attempts++; throw new EvalError("code generation from strings is forbidden here"); };
 globalThis.Function = forbid;
 globalThis.eval = forbid;
-const { KubernetesProtobufWatchDecoderStream } = await import(${
-      JSON.stringify(pathToFileURL(join(root, "mod.ts")).href)
+const { builtinDecoders, KubernetesProtobufWatchDecoderStream } = await import(${
+      JSON.stringify(pathToFileURL(join(root, "kubernetes.ts")).href)
     });
 const dir = ${JSON.stringify(streams)};
 let events = 0;
 for (const name of readdirSync(dir).filter((n) => n.endsWith(".pb"))) {
   const body = new Blob([readFileSync(dir + "/" + name)]).stream();
   try {
-    for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream())) events++;
+    for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }))) events++;
   } catch (e) {
     if (!String(e).includes("BOOKMARK")) throw e;
   }

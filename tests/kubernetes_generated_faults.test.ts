@@ -7,7 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DecodeError, decodeKubernetesProtobufObject, type KubernetesProtobufMode } from "../mod.ts";
+import { DecodeError, type KubernetesProtobufMode } from "../mod.ts";
+import { builtinDecoders, decodeKubernetesProtobufObject } from "../kubernetes.ts";
 import { type Bytes, envelope as unknownEnvelope, int, len, MAGIC } from "./_protobuf.ts";
 
 const entry = (key: string, value: Bytes | string): Bytes => [...len(1, key), ...len(2, value)];
@@ -29,7 +30,7 @@ const MODES: KubernetesProtobufMode[] = ["full", "metadata"];
 
 /** The whole object: decoded at once in full mode, through `decode()` in metadata mode. */
 function decodeInFull(bytes: Uint8Array, mode: KubernetesProtobufMode): Record<string, unknown> {
-  const object = decodeKubernetesProtobufObject(bytes, { mode });
+  const object = decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders, mode });
   return mode === "metadata" ? (object as unknown as { decode(): Record<string, unknown> }).decode() : object;
 }
 
@@ -51,7 +52,7 @@ test("k8s generated decoders: a map key __proto__ is an own property, as JSON.pa
     ...len(2, entry("toString", "y")),
   ]);
   for (const mode of MODES) {
-    const object = decodeKubernetesProtobufObject(bytes, { mode });
+    const object = decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders, mode });
     // Metadata mode decodes labels on first access: the same rule holds there.
     const labels = (object.metadata as { labels: Record<string, unknown> }).labels;
     assert.deepEqual(labels, JSON.parse('{"__proto__":"label","app":"x"}'), mode);
@@ -82,7 +83,7 @@ test("k8s generated decoders: a known field with the wrong wire type fails at it
   const meta = envelope("v1", "ConfigMap", len(1, badName));
   for (const mode of MODES) {
     assertFault(
-      () => decodeKubernetesProtobufObject(meta, { mode }),
+      () => decodeKubernetesProtobufObject(meta, { decoders: builtinDecoders, mode }),
       "MESSAGE_INVALID",
       indexOf(meta, badName),
       /ObjectMeta: field 1 .*wire type 0/,
@@ -96,13 +97,13 @@ test("k8s generated decoders: unknown fields inside Time are skipped; Time's own
   const time = (extra: Bytes) => len(8, [...int(1, seconds), ...extra]);
   const ok = envelope("v1", "ConfigMap", len(1, [...len(1, "cm"), ...time([...int(3, 7), ...len(15, "zz")])]));
   for (const mode of MODES) {
-    const object = decodeKubernetesProtobufObject(ok, { mode });
+    const object = decodeKubernetesProtobufObject(ok, { decoders: builtinDecoders, mode });
     assert.equal((object.metadata as { creationTimestamp: string }).creationTimestamp, expected, mode);
   }
   const badNanos = len(2, "1");
   const bad = envelope("v1", "ConfigMap", len(1, [...len(1, "cm"), ...time(badNanos)]));
   assertFault(
-    () => decodeKubernetesProtobufObject(bad),
+    () => decodeKubernetesProtobufObject(bad, { decoders: builtinDecoders }),
     "MESSAGE_INVALID",
     indexOf(bad, badNanos),
     /Timestamp: field 2/,
@@ -126,7 +127,10 @@ test("k8s generated decoders: a Quantity that does not parse fails at its string
     ...len(1, len(1, "q")),
     ...len(2, len(1, entry("cpu", len(1, "1.5")))),
   ]);
-  assert.deepEqual((decodeKubernetesProtobufObject(good).spec as { hard: unknown }).hard, { cpu: "1500m" });
+  assert.deepEqual(
+    (decodeKubernetesProtobufObject(good, { decoders: builtinDecoders }).spec as { hard: unknown }).hard,
+    { cpu: "1500m" },
+  );
 });
 
 test("k8s generated decoders: an IntOrString of a type other than 0 or 1 fails (Go's MarshalJSON refuses it)", () => {
@@ -134,7 +138,8 @@ test("k8s generated decoders: an IntOrString of a type other than 0 or 1 fails (
   const service = (targetPort: Bytes) =>
     envelope("v1", "Service", [...len(1, len(1, "s")), ...len(2, port(targetPort))]);
   const ports = (bytes: Uint8Array) =>
-    (decodeKubernetesProtobufObject(bytes).spec as { ports: { targetPort: unknown }[] }).ports.map((p) => p.targetPort);
+    (decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders }).spec as { ports: { targetPort: unknown }[] })
+      .ports.map((p) => p.targetPort);
   assert.deepEqual(ports(service([...int(1, 0), ...int(2, 8080)])), [8080]);
   assert.deepEqual(ports(service([...int(1, 1), ...len(3, "web")])), ["web"]);
   assert.deepEqual(ports(service([])), [0]);
@@ -150,8 +155,13 @@ test("k8s generated decoders: FieldsV1 that is not JSON fails at its bytes; in m
   const managed = len(17, [...len(1, "kubectl"), ...len(6, "FieldsV1"), ...len(7, raw)]);
   const bytes = envelope("v1", "ConfigMap", len(1, [...len(1, "cm"), ...managed]));
   const at = indexOf(bytes, raw) + 2; // the JSON's first byte, past FieldsV1.raw's tag and length
-  assertFault(() => decodeKubernetesProtobufObject(bytes), "MESSAGE_INVALID", at, /FieldsV1.*not JSON/);
-  const lazy = decodeKubernetesProtobufObject(bytes, { mode: "metadata" });
+  assertFault(
+    () => decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders }),
+    "MESSAGE_INVALID",
+    at,
+    /FieldsV1.*not JSON/,
+  );
+  const lazy = decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders, mode: "metadata" });
   const entries = (lazy.metadata as { managedFields: Record<string, unknown>[] }).managedFields;
   assert.equal(entries[0].manager, "kubectl");
   assertFault(() => entries[0].fieldsV1, "MESSAGE_INVALID", at, /FieldsV1.*not JSON/);
@@ -162,7 +172,10 @@ test("k8s generated decoders: metadata given twice merges as Go's Unmarshal merg
   const second = [...len(3, "ns"), ...len(11, entry("b", "2")), ...len(11, entry("a", "3"))];
   const bytes = envelope("v1", "ConfigMap", [...len(1, first), ...len(2, entry("k", "v")), ...len(1, second)]);
   for (const mode of MODES) {
-    const metadata = decodeKubernetesProtobufObject(bytes, { mode }).metadata as Record<string, unknown>;
+    const metadata = decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders, mode }).metadata as Record<
+      string,
+      unknown
+    >;
     assert.equal(metadata.name, "cm", mode);
     assert.equal(metadata.namespace, "ns", mode);
     assert.deepEqual(metadata.labels, { a: "3", b: "2" }, mode);
@@ -174,12 +187,17 @@ test("k8s generated decoders: an envelope field with the wrong wire type, and JS
   const typeMeta = [...len(1, "v1"), ...len(2, "ConfigMap")];
   const badRaw = int(2, 7); // Unknown.raw as a varint
   const bytes = Uint8Array.from([...MAGIC, ...len(1, typeMeta), ...badRaw]);
-  assertFault(() => decodeKubernetesProtobufObject(bytes), "MESSAGE_INVALID", indexOf(bytes, badRaw), /raw/);
+  assertFault(
+    () => decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders }),
+    "MESSAGE_INVALID",
+    indexOf(bytes, badRaw),
+    /raw/,
+  );
   for (const json of ["[1]", "null", '"s"']) {
     const raw = len(2, json);
     const object = Uint8Array.from([...MAGIC, ...len(1, typeMeta), ...raw, ...len(4, "application/json")]);
     assertFault(
-      () => decodeKubernetesProtobufObject(object),
+      () => decodeKubernetesProtobufObject(object, { decoders: builtinDecoders }),
       "JSON_INVALID",
       indexOf(object, raw) + 2,
       /not an object/,

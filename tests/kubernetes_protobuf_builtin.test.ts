@@ -5,15 +5,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { decodeWatchResponse, KubernetesProtobufObject, type WatchEvent } from "../mod.ts";
+import { ProtobufReader } from "../wire.ts";
 import {
+  builtinDecoders,
   createKubernetesDecoders,
   decodeKubernetesProtobufObject,
-  decodeWatchResponse,
-  KubernetesProtobufObject,
   KubernetesProtobufWatchDecoderStream,
-  ProtobufReader,
-  type WatchEvent,
-} from "../mod.ts";
+} from "../kubernetes.ts";
 import { drain, streamOf } from "./_util.ts";
 import { framed, framesOf, len, MAGIC, watchEvent } from "./_protobuf.ts";
 
@@ -46,7 +45,7 @@ async function decodeAll(
 ) {
   const { values, error } = await drain(
     streamOf(Array.isArray(bytes) ? bytes : [bytes]).pipeThrough(
-      new KubernetesProtobufWatchDecoderStream<unknown>(options),
+      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, ...options }),
     ),
   );
   assert.equal(error, undefined);
@@ -144,7 +143,7 @@ test("k8s protobuf, generated decoders: managedFields[].fieldsV1 read later neve
     (metadata as { managedFields: { fieldsV1: unknown }[] }).managedFields.map((e) => e.fieldsV1);
   const expected = (i: number) => go[i].object.metadata.managedFields.map((e: { fieldsV1: unknown }) => e.fieldsV1);
   // One object from bytes the caller keeps (and may overwrite): metadata mode, and an unknown kind in full mode.
-  for (const options of [{ mode: "metadata" as const }, { decoders: unknownKinds }]) {
+  for (const options of [{ decoders: builtinDecoders, mode: "metadata" as const }, { decoders: unknownKinds }]) {
     const bytes = envelopes[0].slice();
     const object = decodeKubernetesProtobufObject(bytes, options);
     assert.ok(object instanceof KubernetesProtobufObject);
@@ -217,7 +216,9 @@ test("k8s protobuf, generated decoders: a kind the decoders lack gives Go's meta
   const raw = (events[0].object as KubernetesProtobufObject).raw;
   const all = await decodeAll(fixture("apps_v1.Deployment.pb"), {});
   assert.deepEqual(
-    decodeKubernetesProtobufObject(Uint8Array.from([...envelopeOf(frames(fixture("apps_v1.Deployment.pb"))[0])])),
+    decodeKubernetesProtobufObject(Uint8Array.from([...envelopeOf(frames(fixture("apps_v1.Deployment.pb"))[0])]), {
+      decoders: builtinDecoders,
+    }),
     all[0].object,
   );
   assert.deepEqual(

@@ -3,21 +3,23 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   DecodeError,
-  decodeKubernetesProtobufObject,
   decodeWatchResponse,
-  type JsonObject,
   type KubernetesProtobufDecoders,
   type KubernetesProtobufInputViews,
   type KubernetesProtobufMode,
   KubernetesProtobufObject,
+  type WatchEvent,
+} from "../mod.ts";
+import { LengthPrefixedDecoderStream, ProtobufReader } from "../wire.ts";
+import {
+  builtinDecoders,
+  decodeKubernetesProtobufObject,
+  type JsonObject,
   KubernetesProtobufWatchDecoderStream,
   KubernetesProtobufWatchEventDecoder,
   KubernetesProtobufWatchEventDecoderStream,
-  LengthPrefixedDecoderStream,
   type ObjectDecoder,
-  ProtobufReader,
-  type WatchEvent,
-} from "../mod.ts";
+} from "../kubernetes.ts";
 import { keptPieces, KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { assertSplitInvariant, bytewise, concat, cutsFor, drain, errorKey, splitAt, streamOf } from "./_util.ts";
@@ -499,14 +501,17 @@ test("k8s protobuf watch: lazy objects keep views of at most four times their si
   // The same through the frames-to-events stage, and never for bytes a caller lends (decodeKubernetesProtobufObject).
   const staged = await drain(
     streamOf([quarterChunk]).pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
-      new KubernetesProtobufWatchEventDecoderStream({ mode: "metadata" }),
+      new KubernetesProtobufWatchEventDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
     ),
   );
   for (const event of staged.values) {
     assert.equal((event.object as KubernetesProtobufObject).raw.buffer, quarterChunk.buffer);
   }
   const bigBytes = Uint8Array.from(big);
-  const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata" }) as unknown as KubernetesProtobufObject;
+  const lent = decodeKubernetesProtobufObject(bigBytes, {
+    decoders: builtinDecoders,
+    mode: "metadata",
+  }) as unknown as KubernetesProtobufObject;
   assert.notEqual(lent.raw.buffer, bigBytes.buffer);
   assert.equal(lent.raw.buffer.byteLength, lent.raw.length);
   // Frames that span chunks of one byte each: too many pieces to keep as views, so each is assembled in the framing's
@@ -642,7 +647,11 @@ test('k8s protobuf watch: inputViews "always": objects keep views of the input c
   }
   // Bytes the caller lends are copied whatever inputViews says.
   const bigBytes = Uint8Array.from(big);
-  const lent = decodeKubernetesProtobufObject(bigBytes, { mode: "metadata", inputViews: "always" });
+  const lent = decodeKubernetesProtobufObject(bigBytes, {
+    decoders: builtinDecoders,
+    mode: "metadata",
+    inputViews: "always",
+  });
   assert.notEqual((lent as unknown as KubernetesProtobufObject).raw.buffer, bigBytes.buffer);
   // decodeWatchResponse passes it on: all 2000 objects in views of one buffer, where the default copies them.
   const buffers = async (inputViews?: KubernetesProtobufInputViews) => {

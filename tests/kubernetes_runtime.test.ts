@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { builtinDecoders, DecodeError, decodeKubernetesProtobufObject, ProtobufReader } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { ProtobufReader } from "../wire.ts";
+import { builtinDecoders, decodeKubernetesProtobufObject } from "../kubernetes.ts";
 import { fieldsV1FromCbor, isCborFieldsV1 } from "../src/codec/kubernetes/runtime/kubernetes_cbor.ts";
 import { envelope, len } from "./_protobuf.ts";
 import { fromHex } from "./_util.ts";
@@ -445,7 +447,10 @@ test("kubernetes runtime: a managedFields entry whose FieldsV1 holds CBOR decode
   }];
   const full = builtinDecoders.decoder("v1", "Pod")!(Uint8Array.from(pod), 0, pod.length, {}, 0);
   assert.deepEqual((full.metadata as { managedFields: unknown }).managedFields, expected);
-  const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), { mode: "metadata" });
+  const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), {
+    decoders: builtinDecoders,
+    mode: "metadata",
+  });
   assert.deepEqual(JSON.parse(JSON.stringify(lazy.metadata)).managedFields, expected);
   // Damaged CBOR fails as a DecodeError at its byte in the object (on first read in metadata mode).
   const bad = [...len(1, [...len(1, "p"), ...len(17, [...len(7, len(1, [0xa1, 0x41, 0x61, 0xf7]))])])];
@@ -626,7 +631,10 @@ test("kubernetes runtime: a managedFields entry's JSON FieldsV1 decoded again an
     assert.ok(!seen.includes(managed[0].fieldsV1));
     seen.push(managed[0].fieldsV1);
     managed[0].fieldsV1["f:status"] = {}; // the caller's change stays in this event
-    const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), { mode: "metadata" });
+    const lazy = decodeKubernetesProtobufObject(Uint8Array.from(envelope("v1", "Pod", pod)), {
+      decoders: builtinDecoders,
+      mode: "metadata",
+    });
     assert.deepStrictEqual(JSON.parse(JSON.stringify(lazy.metadata)).managedFields, expected);
   }
 });

@@ -22,7 +22,7 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
 import { MsgpackEventDecoderStream as NoEvalMsgpackEventDecoderStream } from "../msgpack_no_eval.ts";
-import { KubernetesProtobufWatchDecoderStream } from "../mod.ts";
+import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
 import {
   assertSplitInvariant,
   bytewise,
@@ -231,7 +231,11 @@ for (const { entry, Decoder } of DECODERS) {
       const pb = new Uint8Array(readFileSync(join(streamsDir, name.replace(/\.json$/, ".pb"))));
       // Each decoding's objects fresh: nothing lazy read before the freeze (the expected JSON from another decoding).
       const decodeStream = async () =>
-        (await drain(streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" }))))
+        (await drain(
+          streamOf([pb]).pipeThrough(
+            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+          ),
+        ))
           .values;
       // Events up to the first one refused (as the JSON round trip above, a BOOKMARK without a resourceVersion).
       const expected = JSON.parse(JSON.stringify(await decodeStream()));

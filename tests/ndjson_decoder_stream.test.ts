@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { DecodeError, JsonWatchEventDecoderStream, NdjsonDecoderStream, WatchEventDecoderStream } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { JsonWatchEventDecoderStream, NdjsonDecoderStream, WatchEventDecoderStream } from "../wire.ts";
 import { assertSplitInvariant, bytewise, drain, drainSlowly, streamOf, utf8 } from "./_util.ts";
 
 const values = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>

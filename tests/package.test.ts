@@ -1,8 +1,8 @@
 // The npm package as a user gets it. Everything else in the suite imports the sources; this test builds dist/ afresh
 // (tsc -p tsconfig.build.json), packs it with `npm pack` (so package.json's `files` decide what ships), installs the
 // tarball with `npm install` into an empty project, and then, from that project, in the runtime running the suite:
-// imports `watchwire`, `watchwire/core` and `watchwire/msgpack-no-eval` by name (the `exports` map) and decodes real
-// captures with them, runs the `watchwire` bin on a capture, and type-checks a TypeScript consumer against the shipped
+// imports `watchwire`, `watchwire/wire`, `watchwire/kubernetes`, `watchwire/capture`, `watchwire/cli` and
+// `watchwire/msgpack-no-eval` by name (the `exports` map) and decodes real captures with them, runs the `watchwire` bin on a capture, and type-checks a TypeScript consumer against the shipped
 // declarations (no @types/node, libraries checked).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -60,61 +60,68 @@ function expectedCliLines(name: string): string[] {
 const CONSUMER_JS = `import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as main from "watchwire";
-import * as core from "watchwire/core";
+import * as wire from "watchwire/wire";
+import * as kubernetes from "watchwire/kubernetes";
+import * as capture from "watchwire/capture";
+import * as cli from "watchwire/cli";
 import * as noEval from "watchwire/msgpack-no-eval";
 
 const fixtures = process.argv[2];
 const report = {};
 
-// Protobuf through the main entry point: every built-in kind is decoded by default, to exactly the JSON watch's events.
+// Protobuf with every built-in kind (watchwire/kubernetes's decoders): exactly the JSON watch's events.
 const pb = readFileSync(fixtures + "/kubernetes/streams/v1.Pod.pb");
 const json = readFileSync(fixtures + "/kubernetes/streams/v1.Pod.json", "utf8").split("\\n").filter(Boolean).map((l) => JSON.parse(l));
 const pbEvents = [];
-const pbResponse = new Response(pb, { headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" } });
-for await (const event of main.decodeWatchResponse(pbResponse)) pbEvents.push(event);
+const pbResponse = () => new Response(pb, { headers: { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" } });
+const protobuf = { decoders: kubernetes.builtinDecoders };
+for await (const event of main.decodeWatchResponse(pbResponse(), { protobuf })) pbEvents.push(event);
 assert.deepStrictEqual(pbEvents, json);
 report.protobufEvents = pbEvents.length;
+// Without decoders: Pods as their metadata and bytes.
+for await (const event of main.decodeWatchResponse(pbResponse())) {
+  if (event.type === "ERROR") assert.equal(event.object.code, 410);
+  else assert.ok(event.object instanceof main.KubernetesProtobufObject && !event.object.decodable);
+}
 
-// msgpack: recorded by the main entry point's encoder, read back by watchwire/msgpack-no-eval's decoder.
-const recording = await new Response(ReadableStream.from(pbEvents).pipeThrough(new main.MsgpackEventEncoderStream())).arrayBuffer();
+// msgpack: recorded by watchwire/wire's encoder, read back by watchwire/msgpack-no-eval's decoder.
+const recording = await new Response(ReadableStream.from(pbEvents).pipeThrough(new wire.MsgpackEventEncoderStream())).arrayBuffer();
 const replayed = [];
 for await (const event of new Blob([recording]).stream().pipeThrough(new noEval.MsgpackEventDecoderStream())) replayed.push(event);
 assert.deepStrictEqual(replayed, pbEvents);
 report.msgpackNoEvalEvents = replayed.length;
 
-// A captured HTTP/1.1 response through the core entry point: the response decoder, then the JSON watch.
-const capture = readFileSync(fixtures + "/node-http-watch.http");
+// A captured HTTP/1.1 response through watchwire/capture: the response decoder, then the JSON watch.
+const bytes = readFileSync(fixtures + "/node-http-watch.http");
 const types = [];
-const responses = new Blob([capture]).stream().pipeThrough(new core.Http1ResponseDecoderStream());
+const responses = new Blob([bytes]).stream().pipeThrough(new capture.Http1ResponseDecoderStream());
 for await (const message of responses) {
-  for await (const event of core.decodeWatchResponse(message.toResponse())) types.push(event.type);
+  for await (const event of main.decodeWatchResponse(message.toResponse())) types.push(event.type);
 }
 report.captureTypes = types;
 
-// One DecodeError class, whichever entry point it comes from; faults carry their offset.
-assert.equal(main.DecodeError, core.DecodeError);
-const bad = new Response('{"type":"ADDED","object":{}}\\n{"type":', { headers: { "content-type": "application/json" } });
+// One DecodeError class, whichever entry point's decoder throws it; faults carry their offset.
+const bad = new Blob(['{"type":"ADDED","object":{}}\\n{"type":']).stream().pipeThrough(new wire.JsonWatchEventDecoderStream());
 try {
-  for await (const _ of core.decodeWatchResponse(bad)) { /* the first event */ }
+  for await (const _ of bad) { /* the first event */ }
   assert.fail("no error");
 } catch (error) {
   assert.ok(error instanceof main.DecodeError, String(error));
   report.fault = [error.code, error.offset];
 }
+assert.equal(typeof cli.runCli, "function");
 console.log(JSON.stringify(report));
 `;
 
-const CONSUMER_TS = `import { decodeWatchResponse, type WatchEvent } from "watchwire";
-import { DecodeError, type KubernetesObject } from "watchwire/core";
+const CONSUMER_TS = `import { DecodeError, decodeWatchResponse, type WatchEvent } from "watchwire";
+import { coreV1, createKubernetesDecoders, type Pod } from "watchwire/kubernetes";
 import { MsgpackEventDecoderStream } from "watchwire/msgpack-no-eval";
 
-interface Pod extends KubernetesObject {
-  spec?: { nodeName?: string };
-}
+const decoders = createKubernetesDecoders([coreV1]);
 
 export async function nodes(response: Response): Promise<string[]> {
   const names: string[] = [];
-  for await (const event of decodeWatchResponse<Pod>(response)) {
+  for await (const event of decodeWatchResponse<Pod>(response, { protobuf: { decoders } })) {
     const e: WatchEvent<Pod> = event;
     if (e.type === "ADDED" || e.type === "MODIFIED") names.push(e.object.spec?.nodeName ?? "");
     if (e.type === "ERROR") names.push(String(e.object.code));
@@ -166,7 +173,12 @@ test("package: the packed npm package installs, imports by name, decodes, runs i
       "npm install",
     );
     const installed = join(app, "node_modules/watchwire");
-    assert.ok(existsSync(join(installed, "dist/mod.js")) && existsSync(join(installed, "dist/core.d.ts")));
+    for (const entry of ["mod", "wire", "kubernetes", "capture", "cli", "msgpack_no_eval", "bin/node"]) {
+      assert.ok(
+        existsSync(join(installed, `dist/${entry}.js`)) && existsSync(join(installed, `dist/${entry}.d.ts`)),
+        entry,
+      );
+    }
     assert.ok(!existsSync(join(installed, "src")) && !existsSync(join(installed, "tests")), "sources were shipped");
 
     // The library, imported by its package name.

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { DecodeError, ProtobufReader } from "../mod.ts";
+import { DecodeError } from "../mod.ts";
+import { ProtobufReader } from "../wire.ts";
 import { ProtoWriter } from "./peers/etcd_proto_encode.ts";
 
 const U64 = (1n << 64n) - 1n;

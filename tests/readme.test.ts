@@ -17,14 +17,23 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const fixtures = join(root, "fixtures");
 const TOKEN = "readme-token";
 
+/** The entry points the examples import, longest first, and the sources each stands for. */
+const ENTRY_POINTS: [string, string][] = [
+  ["watchwire/wire", "wire.ts"],
+  ["watchwire/kubernetes", "kubernetes.ts"],
+  ["watchwire/capture", "capture.ts"],
+  ["watchwire/cli", "cli.ts"],
+  ["watchwire", "mod.ts"],
+];
+
 /**
- * The ```ts blocks of README.md that import from "watchwire", in order; not the one that reads a kubeconfig, which
- * tests/servers/readme_cluster.test.ts runs against a real kube-apiserver.
+ * The ```ts blocks of README.md that import from watchwire's entry points, in order; not the one that reads a
+ * kubeconfig, which tests/servers/readme_cluster.test.ts runs against a real kube-apiserver.
  */
 function readmeExamples(): string[] {
   const readme = readFileSync(join(root, "README.md"), "utf8");
   return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((code) =>
-    /from "watchwire"/.test(code) && !/loadKubeconfig\(/.test(code)
+    /from "watchwire(\/[\w-]+)?"/.test(code) && !/loadKubeconfig\(/.test(code)
   );
 }
 
@@ -92,8 +101,8 @@ test("README: its TypeScript examples type-check and print what their events say
   try {
     const files = examples.map((code, i) => {
       const file = join(dir, `example${i}.ts`);
-      // The reader's own values, declared before the example; console.log collected; the package name pointed at
-      // the sources (the same exports).
+      // The reader's own values, declared before the example; console.log collected; the entry points pointed at
+      // their sources (the same exports).
       const prelude = [
         `const apiServer = ${JSON.stringify(base)};`,
         `const token = ${JSON.stringify(TOKEN)};`,
@@ -101,8 +110,8 @@ test("README: its TypeScript examples type-check and print what their events say
         `const console = { log: (...values: unknown[]) => printed.push(values.map(String).join(" ")) };`,
         `void apiServer, token;`,
       ].join("\n");
-      const body = code
-        .replaceAll(`from "watchwire"`, `from "../../mod.ts"`)
+      const body = ENTRY_POINTS
+        .reduce((text, [entry, source]) => text.replaceAll(`from "${entry}"`, `from "../../${source}"`), code)
         .replaceAll(`"file-or-url"`, JSON.stringify(`${base}/capture`));
       // The imports stay first; the prelude follows them.
       const imports = body.match(/^(import[\s\S]*?;\n)+/)?.[0] ?? "";

@@ -5,12 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  decodeWatchResponse,
-  decodeWatchResponseBatches,
-  Http1ResponseDecoderStream,
-  type WatchEvent,
-} from "../mod.ts";
+import { decodeWatchResponse, decodeWatchResponseBatches, type WatchEvent } from "../mod.ts";
+import { Http1ResponseDecoderStream } from "../capture.ts";
 import fc from "fast-check";
 import { bytewise, cutsFor, drain, splitAt, streamOf, text } from "./_util.ts";
 import { bunServeAvailable, startBunServer } from "./peers/bun_server.ts";

@@ -8,24 +8,25 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
+import { DecodeError, KubernetesProtobufObject } from "../mod.ts";
 import {
   ChunkedDecoderStream,
-  DecodeError,
-  decodeHttp1Exchanges,
   EtcdWatchDecoderStream,
   GrpcMessageDecoderStream,
+  InflateStream,
+  JsonWatchEventDecoderStream,
+  MsgpackEventDecoderStream,
+  MsgpackEventEncoderStream,
+} from "../wire.ts";
+import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import {
+  decodeHttp1Exchanges,
   type Http1Exchange,
   Http1RequestDecoderStream,
   Http1ResponseDecoderStream,
   Http2ConnectionDecoderStream,
-  InflateStream,
-  JsonWatchEventDecoderStream,
-  KubernetesProtobufObject,
-  KubernetesProtobufWatchDecoderStream,
-  MsgpackEventDecoderStream,
-  MsgpackEventEncoderStream,
-  runCli,
-} from "../mod.ts";
+} from "../capture.ts";
+import { runCli } from "../cli.ts";
 import { drain, splitAt, streamOf, utf8, within } from "./_util.ts";
 
 const fixture = (path: string) => new Uint8Array(readFileSync(new URL(`../fixtures/${path}`, import.meta.url)));
@@ -144,12 +145,13 @@ const PIPELINES: {
   {
     name: "Kubernetes protobuf watch (full)",
     seed: "kubernetes/streams/v1.Pod.pb",
-    decode: (s) => s.pipeThrough(new KubernetesProtobufWatchDecoderStream()),
+    decode: (s) => s.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders })),
   },
   {
     name: "Kubernetes protobuf watch (metadata, then decode())",
     seed: "kubernetes/streams/v1.Node.pb",
-    decode: (s) => s.pipeThrough(new KubernetesProtobufWatchDecoderStream({ mode: "metadata" })),
+    decode: (s) =>
+      s.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" })),
   },
   {
     name: "HTTP/2 connection (Go h2c, protobuf watch)",

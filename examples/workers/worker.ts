@@ -10,7 +10,9 @@
  *   fetch cannot trust a cluster's private CA, so `connectCluster` is given this fetch;
  * - `KUBE_SERVER`, `KUBE_TOKEN` (a secret), `NAMESPACE`: text.
  *
- * In a project: `import { ... } from "watchwire"` (this checkout's test bundles it from ../../mod.ts with esbuild).
+ * In a project: `import { ... } from "watchwire"` and `"watchwire/kubernetes"` (this checkout's test bundles them from
+ * ../../mod.ts and ../../kubernetes.ts with esbuild). The informer reads protobuf with core/v1's decoders alone
+ * (ConfigMaps are core/v1), so the Worker's bundle holds only those of the generated decoders.
  *
  * @module
  */
@@ -23,6 +25,10 @@ import {
   loadInformerState,
   runInformerWithin,
 } from "../../mod.ts";
+import { coreV1, createKubernetesDecoders } from "../../kubernetes.ts";
+
+/** The decoders of the protobuf the informer reads: core/v1's kinds. */
+const decoders = createKubernetesDecoders([coreV1]);
 
 /** The parts of the Workers runtime's types used here (from @cloudflare/workers-types in a project). */
 interface DurableObjectState {
@@ -64,6 +70,7 @@ export class ConfigMapInformer {
         { version: "v1", resource: "configmaps", namespace: this.#env.NAMESPACE },
         {
           format: "protobuf",
+          protobuf: { decoders },
           resume,
         },
       );

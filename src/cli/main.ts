@@ -1,6 +1,7 @@
 /**
  * The `watchwire` command, free of any runtime: arguments in, text out, an exit status back. The runtime adapters
- * (`cli/node.ts` for Node and Bun, `cli/deno.ts` for Deno) give it files, stdin and stdout.
+ * (`bin/node.ts` for Node and Bun, `bin/deno.ts` for Deno) give it files, stdin and stdout. It decodes every
+ * built-in kind of Kubernetes protobuf (`builtinDecoders`).
  *
  * @module
  */
@@ -17,11 +18,12 @@ import { Http2StreamError } from "../transport/http2/connection_decoder_stream.t
 import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
 import {
   type DecodeWatchOptions,
+  decodeWatchResponse,
   KUBERNETES_PROTOBUF_MEDIA_TYPE,
   type WatchBodyCodec,
 } from "../watch/decode_watch_response.ts";
 // The command decodes every built-in kind.
-import { decodeWatchResponse } from "../builtin_defaults.ts";
+import { builtinDecoders } from "../codec/kubernetes/generated/all.ts";
 import {
   etcdResponseNotes,
   etcdTableHeader,
@@ -45,7 +47,7 @@ import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./w
  *
  * @example
  * ```ts
- * import { type CliHost, runCli } from "watchwire";
+ * import { type CliHost, runCli } from "watchwire/cli";
  *
  * const event = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n';
  * let out = "", err = "";
@@ -93,7 +95,7 @@ export interface CliHost {
  *
  * @example
  * ```ts
- * import { runCli, USAGE } from "watchwire";
+ * import { runCli, USAGE } from "watchwire/cli";
  *
  * let help = "";
  * const status = await runCli(["--help"], {
@@ -263,7 +265,7 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
  *
  * @example
  * ```ts
- * import { runCli } from "watchwire";
+ * import { runCli } from "watchwire/cli";
  *
  * const out: string[] = [];
  * const status = await runCli(["decode", "-"], {
@@ -394,6 +396,7 @@ function cliDecodeOptions(options: Options): DecodeWatchOptions {
   const json = cliJsonCodec(options);
   return {
     maxEventBytes: options.maxEventBytes,
+    protobuf: { decoders: builtinDecoders },
     codecs: {
       "application/json": json,
       "": json,

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { decodeKubernetesProtobufObject } from "../builtin_defaults.ts";
+import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
+import { builtinDecoders } from "../codec/kubernetes/generated/all.ts";
 import { hasKubernetesProtobufMagic, parseKubernetesEnvelope } from "../codec/kubernetes/envelope.ts";
 import { ProtobufReader } from "../codec/protobuf/reader.ts";
 import { concatBytes } from "../bytes.ts";
@@ -86,7 +87,7 @@ export function cliProtobufCodec(maxEventBytes: number | undefined): WatchBodyCo
       const bytes = await readAll(stream, maxEventBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
       const envelope = parseKubernetesEnvelope(bytes);
       if (!envelope.kind.endsWith("List")) {
-        decodeKubernetesProtobufObject(bytes); // its faults first; a whole object is still not a watch event
+        decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders }); // its faults first; a whole object is still not a watch event
         throw new DecodeError("EVENT_INVALID", 0, `the body is a single ${envelope.kind}, not a watch`);
       }
       const note: ListNote = {

@@ -1,7 +1,7 @@
 /**
  * `watchwire watch RESOURCE`: an informer of one resource of a cluster, its changes printed live as `kubectl get -w`
  * prints them (a table, or JSON watch events), progress of the initial sync on stderr, and the informer's state kept
- * in a file (`--state FILE`) to resume from. Runtime-free: the host (`cli/node.ts`, `cli/deno.ts`) gives it files
+ * in a file (`--state FILE`) to resume from. Runtime-free: the host (`bin/node.ts`, `bin/deno.ts`) gives it files
  * and the interrupt signal. Internal; `runCli` runs it.
  *
  * @module
@@ -16,6 +16,7 @@ import { type DeletedFinalStateUnknown, Informer, type InformerState } from "../
 import { decodeInformerState, encodeInformerState } from "../watch/informer_state.ts";
 import type { ListWatchSource } from "../watch/list_watch_source.ts";
 import { INITIAL_EVENTS_END } from "../watch/watcher.ts";
+import { builtinDecoders } from "../codec/kubernetes/generated/all.ts";
 import { type FoundResource, resolveResource } from "./resource_arg.ts";
 
 /** What `watch` needs of its host beyond the decoding command's (all optional; see `CliHost`). */
@@ -281,8 +282,11 @@ export async function runWatch(options: WatchOptions, host: WatchHost): Promise<
   const ref: ResourceRef = { group: found.group, version: found.version, resource: found.resource };
   if (namespace !== undefined) ref.namespace = namespace;
   const what = found.group === "" ? found.resource : `${found.resource}.${found.group}`;
-  const sourceOptions: ResourceSourceOptions = { format: options.format ?? "protobuf" };
-  if (options.metadataOnly) sourceOptions.protobuf = { mode: "metadata" };
+  // Every built-in kind decodes (a kind the decoders do not know prints as its metadata).
+  const sourceOptions: ResourceSourceOptions = {
+    format: options.format ?? "protobuf",
+    protobuf: { decoders: builtinDecoders, ...(options.metadataOnly ? { mode: "metadata" as const } : {}) },
+  };
   if (options.labelSelector !== undefined) sourceOptions.labelSelector = options.labelSelector;
   if (options.fieldSelector !== undefined) sourceOptions.fieldSelector = options.fieldSelector;
 

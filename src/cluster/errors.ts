@@ -73,7 +73,12 @@ export type ClusterAccessErrorCode =
   /** In-cluster config was asked for outside a cluster (no KUBERNETES_SERVICE_HOST / _PORT). */
   | "NOT_IN_CLUSTER"
   /** The connection was closed. */
-  | "CLOSED";
+  | "CLOSED"
+  /**
+   * The call's options cannot work as given (`format: "protobuf"` with no `protobuf.decoders`): thrown before any
+   * request, its message says what to pass.
+   */
+  | "USAGE";
 
 /**
  * Options of {@linkcode ClusterAccessError}.

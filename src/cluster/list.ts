@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { decodeKubernetesProtobufObject } from "../builtin_defaults.ts";
+import { decodeKubernetesProtobufList } from "../codec/kubernetes/decode_list.ts";
 import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import type { KubernetesObject } from "../events.ts";
@@ -11,6 +11,7 @@ import type { ClusterConnection } from "./cluster_config.ts";
 import { ClusterAccessError } from "./errors.ts";
 import { type ListQuery, listUrl, type ResourceRef } from "./resource.ts";
 import { responseError } from "./response_error.ts";
+import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 
 /** The Accept header of each wire format: protobuf falls back to JSON for kinds that have no protobuf (CRDs). */
 export const ACCEPT = {
@@ -33,7 +34,11 @@ export const ACCEPT = {
 export interface ListOptions extends Omit<ListQuery, "continue"> {
   /** The wire format asked for: `"json"` (the default) or `"protobuf"` (JSON still, for kinds without protobuf). */
   format?: "json" | "protobuf";
-  /** Options of the protobuf decoding (decoders, metadata mode). */
+  /**
+   * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
+   * `builtinDecoders`), needed with `format: "protobuf"` unless `mode` is `"metadata"`; `mode`. See
+   * {@linkcode KubernetesProtobufOptions}.
+   */
   protobuf?: KubernetesProtobufOptions;
   /** Stops the list. */
   signal?: AbortSignal;
@@ -380,13 +385,11 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
     );
   let page: ListObject;
   if (hasKubernetesProtobufMagic(bytes)) {
-    // Metadata mode applies to a top-level object, here the List itself, which would keep its items as bytes: a list
-    // is decoded in full (its items whole), so a metadata-only informer's list sync holds whole objects.
-    const protobuf = options.protobuf?.mode === "metadata"
-      ? { ...options.protobuf, mode: "full" as const }
-      : options.protobuf;
+    // A List whose kind the decoders know decodes in full, its items whole (so a metadata-only informer's list sync
+    // holds whole objects where it can); one they do not know (metadata mode without decoders), item by item, each
+    // in the options' mode.
     try {
-      page = decodeKubernetesProtobufObject(bytes, protobuf) as ListObject;
+      page = decodeKubernetesProtobufList(bytes, options.protobuf) as ListObject;
     } catch (e) {
       if (protobufCut(bytes)) throw cut(causes(e), e);
       throw e;
@@ -418,7 +421,8 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
  * URL, with its continue token) and the bytes read: the body failed (the connection reset; the runtime's own error
  * its `cause`), or ended cleanly inside the list (a cut JSON or protobuf body; the decoder's error its `cause`). A
  * page silent for longer than `idleTimeoutMs` (60 s by default: no response, or no byte of its body) has its request
- * aborted and is `TIMEOUT`. An abort of `signal` stays one.
+ * aborted and is `TIMEOUT`. An abort of `signal` stays one. `format: "protobuf"` needs `protobuf.decoders` (the kinds
+ * to decode) unless `protobuf.mode` is `"metadata"`: without them the list rejects at once with a `USAGE` error.
  *
  * @example
  * ```ts
@@ -457,6 +461,7 @@ export async function list<T = KubernetesObject>(
   const what = `list ${ref.group ? `${ref.resource}.${ref.group}` : ref.resource}${
     ref.namespace === undefined ? "" : ` in namespace ${ref.namespace}`
   }`;
+  checkProtobufDecoders(what, options.format, options.protobuf);
   let restarts = 0;
   let pages = 0;
   let limit = query.limit;

@@ -12,6 +12,7 @@ import type { ClusterConnection } from "./cluster_config.ts";
 import { list } from "./list.ts";
 import type { ResourceRef } from "./resource.ts";
 import { watch } from "./watch.ts";
+import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 
 /**
  * Options of {@linkcode resourceSource}: which objects and how they travel.
@@ -30,7 +31,11 @@ export interface ResourceSourceOptions {
   fieldSelector?: string;
   /** `"json"` (the default) or `"protobuf"` (JSON still for kinds that have no protobuf: CRDs). */
   format?: "json" | "protobuf";
-  /** Options of the protobuf decoding (`mode: "metadata"` for a metadata-only informer). */
+  /**
+   * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
+   * `builtinDecoders` from `watchwire/kubernetes`), needed with `format: "protobuf"` unless `mode` is `"metadata"` (a
+   * metadata-only informer); `mode`. See {@linkcode KubernetesProtobufOptions}.
+   */
   protobuf?: KubernetesProtobufOptions;
   /** The page size of lists. Default 500 (client-go's). */
   pageSize?: number;
@@ -68,6 +73,7 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
   options: ResourceSourceOptions = {},
 ): ListWatchSource<T> {
   const { pageSize = 500, maxEventBytes, idleTimeoutMs, ...common } = options;
+  checkProtobufDecoders(`resourceSource of ${resourceName(ref)}`, options.format, options.protobuf);
   return {
     list: async (request) => {
       const result = await list<T>(connection, ref, {
@@ -98,11 +104,14 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
 /**
  * An {@linkcode Informer} of `ref` in the cluster of `connection`: `informer(connection, ref, options).start()`. Its
  * `idleTimeoutMs` bounds the silence of its list pages (each aborted and listed again after it) as it does its watches';
- * without it, a list page may keep silent for `list()`'s default of 60 s.
+ * without it, a list page may keep silent for `list()`'s default of 60 s. `format: "protobuf"` needs
+ * `protobuf.decoders` (the kinds to decode) unless `protobuf.mode` is `"metadata"`: without them `informer` throws a
+ * `USAGE` `ClusterAccessError` that says what to pass.
  *
  * @example
  * ```ts
- * import { informer, type ClusterConnection } from "watchwire";
+ * import { ClusterAccessError, informer, type ClusterConnection } from "watchwire";
+ * import { coreV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const connection: ClusterConnection = {
  *   server: "https://127.0.0.1:6443",
@@ -110,8 +119,15 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
  *   fetch: async () => new Response(null, { status: 503 }),
  *   close: async () => {},
  * };
- * const pods = informer(connection, { version: "v1", resource: "pods" }, { format: "protobuf" });
+ * const decoders = createKubernetesDecoders([coreV1]); // Pods are core/v1
+ * const pods = informer(connection, { version: "v1", resource: "pods" }, { format: "protobuf", protobuf: { decoders } });
  * console.log(pods.hasSynced, pods.store.size); // false 0
+ * // Protobuf in full without decoders would give every Pod as its metadata and bytes: refused.
+ * try {
+ *   informer(connection, { version: "v1", resource: "pods" }, { format: "protobuf" });
+ * } catch (e) {
+ *   if (e instanceof ClusterAccessError) console.log(e.code); // USAGE
+ * }
  * ```
  */
 export function informer<T extends KubernetesObject = KubernetesObject>(
@@ -120,6 +136,7 @@ export function informer<T extends KubernetesObject = KubernetesObject>(
   options: ResourceSourceOptions & InformerOptions<T> = {},
 ): Informer<T> {
   const { labelSelector, fieldSelector, format, protobuf, pageSize, maxEventBytes, ...informerOptions } = options;
+  checkProtobufDecoders(`informer of ${resourceName(ref)}`, format, protobuf);
   const sourceOptions: ResourceSourceOptions = {};
   if (labelSelector !== undefined) sourceOptions.labelSelector = labelSelector;
   if (fieldSelector !== undefined) sourceOptions.fieldSelector = fieldSelector;
@@ -130,4 +147,9 @@ export function informer<T extends KubernetesObject = KubernetesObject>(
   // The watch loop's idle timeout bounds its list pages' silence as well (it stays in the informer's options).
   if (informerOptions.idleTimeoutMs !== undefined) sourceOptions.idleTimeoutMs = informerOptions.idleTimeoutMs;
   return new Informer<T>(resourceSource<T>(connection, ref, sourceOptions), informerOptions);
+}
+
+/** `pods`, `deployments.apps`: the resource as kubectl names it. */
+function resourceName(ref: ResourceRef): string {
+  return ref.group ? `${ref.resource}.${ref.group}` : ref.resource;
 }

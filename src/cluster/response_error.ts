@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { decodeKubernetesProtobufObject } from "../builtin_defaults.ts";
+// Without decoders: a Status decodes, and nothing else is wanted here.
+import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import type { Status } from "../events.ts";
 import { ClusterAccessError } from "./errors.ts";

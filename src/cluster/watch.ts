@@ -5,11 +5,12 @@
  */
 import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
-import { decodeWatchResponse } from "../builtin_defaults.ts";
+import { decodeWatchResponse } from "../watch/decode_watch_response.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
 import { DecodeError } from "../errors.ts";
 import { ClusterAccessError } from "./errors.ts";
 import { ACCEPT } from "./list.ts";
+import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
 
 /**
@@ -26,7 +27,11 @@ import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
 export interface WatchOptions extends WatchQuery {
   /** The wire format asked for: `"json"` (the default) or `"protobuf"` (JSON still, for kinds without protobuf). */
   format?: "json" | "protobuf";
-  /** Options of the protobuf decoding (decoders, metadata mode). */
+  /**
+   * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
+   * `builtinDecoders`), needed with `format: "protobuf"` unless `mode` is `"metadata"`; `mode`. See
+   * {@linkcode KubernetesProtobufOptions}.
+   */
   protobuf?: KubernetesProtobufOptions;
   /** Largest single event accepted, in bytes. Default 16 MiB. */
   maxEventBytes?: number;
@@ -44,7 +49,8 @@ export interface WatchOptions extends WatchQuery {
  * fails the stream, after every event decoded before the break, with one `ClusterAccessError` (`CONNECTION_LOST`,
  * naming the URL, the bytes read and the runtime's own error, its `cause`) in every runtime; a fault in the bytes
  * themselves is a `DecodeError` (`TRUNCATED`: the body ended cleanly inside an event), and an abort (the signal, the
- * connection closed) stays one.
+ * connection closed) stays one. `format: "protobuf"` needs `protobuf.decoders` (the kinds to decode) unless
+ * `protobuf.mode` is `"metadata"`: without them the call rejects at once with a `USAGE` error.
  *
  * @example
  * ```ts
@@ -68,6 +74,7 @@ export async function watch<T = KubernetesObject>(
   options: WatchOptions = {},
 ): Promise<ReadableStream<WatchEvent<T>>> {
   const { format = "json", protobuf, maxEventBytes, signal, ...query } = options;
+  checkProtobufDecoders(`watch ${ref.group ? `${ref.resource}.${ref.group}` : ref.resource}`, format, protobuf);
   const url = watchUrl(connection.server, ref, query);
   const headers = await connection.headers();
   headers.set("accept", ACCEPT[format]);

@@ -12,7 +12,8 @@ import { toWatchEvent } from "./watch_event.ts";
  *
  * @example
  * ```ts
- * import { DecodeError, JsonWatchEventDecoderStream, type JsonWatchEventDecoderOptions } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { JsonWatchEventDecoderStream, type JsonWatchEventDecoderOptions } from "watchwire/wire";
  *
  * const options: JsonWatchEventDecoderOptions = { maxLineBytes: 64 };
  * const body = new Blob([`{"type":"ADDED","object":{"metadata":{"name":"${"x".repeat(100)}"}}}\n`]).stream();
@@ -32,7 +33,8 @@ export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "
  *
  * @example
  * ```ts
- * import { JsonWatchEventDecoder, type WatchEvent } from "watchwire";
+ * import type { WatchEvent } from "watchwire";
+ * import { JsonWatchEventDecoder } from "watchwire/wire";
  *
  * const decoder = new JsonWatchEventDecoder();
  * const events: WatchEvent[] = [];

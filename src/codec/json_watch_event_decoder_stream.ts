@@ -14,7 +14,7 @@ import { JsonWatchEventDecoder, type JsonWatchEventDecoderOptions } from "./json
  *
  * @example
  * ```ts
- * import { JsonWatchEventDecoderStream } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob([
  *   '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"web","resourceVersion":"7"}}}\n',

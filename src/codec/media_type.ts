@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { type MediaType, parseMediaType } from "watchwire";
+ * import { type MediaType, parseMediaType } from "watchwire/wire";
  *
  * const mediaType: MediaType = parseMediaType("Application/JSON; Stream=watch");
  * console.log(mediaType.essence, mediaType.parameters.stream); // application/json watch
@@ -25,7 +25,7 @@ export interface MediaType {
  *
  * @example
  * ```ts
- * import { parseMediaType } from "watchwire";
+ * import { parseMediaType } from "watchwire/wire";
  *
  * console.log(parseMediaType('application/vnd.kubernetes.protobuf; stream="watch"'));
  * // { essence: "application/vnd.kubernetes.protobuf", parameters: { stream: "watch" } }

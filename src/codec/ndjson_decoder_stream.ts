@@ -12,7 +12,7 @@ import { PartialLine } from "./partial_line.ts";
  *
  * @example
  * ```ts
- * import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "watchwire";
+ * import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "watchwire/wire";
  *
  * const options: NdjsonDecoderOptions<number> = {
  *   maxLineBytes: 1024,
@@ -38,7 +38,7 @@ export interface NdjsonDecoderOptions<T> {
  *
  * @example
  * ```ts
- * import { DEFAULT_MAX_LINE_BYTES, NdjsonDecoderStream } from "watchwire";
+ * import { DEFAULT_MAX_LINE_BYTES, NdjsonDecoderStream } from "watchwire/wire";
  *
  * console.log(DEFAULT_MAX_LINE_BYTES); // 16777216
  * const stream = new NdjsonDecoderStream({ maxLineBytes: 4 * DEFAULT_MAX_LINE_BYTES });
@@ -61,7 +61,7 @@ const CR = 13;
  *
  * @example
  * ```ts
- * import { NdjsonDecoderStream } from "watchwire";
+ * import { NdjsonDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob(['{"type":"ADDED"}\r\n\n{"type":"DELETED"}\n']).stream();
  * for await (const value of body.pipeThrough(new NdjsonDecoderStream())) console.log(value);
@@ -81,7 +81,7 @@ export class NdjsonDecoderStream<T = unknown> extends DecoderStream<Uint8Array, 
  *
  * @example
  * ```ts
- * import { NdjsonLineParser } from "watchwire";
+ * import { NdjsonLineParser } from "watchwire/wire";
  *
  * const parser = new NdjsonLineParser();
  * const values: unknown[] = [];

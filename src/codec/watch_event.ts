@@ -14,7 +14,7 @@ import type { KubernetesObject, WatchEvent } from "../events.ts";
  *
  * @example
  * ```ts
- * import { toWatchEvent } from "watchwire";
+ * import { toWatchEvent } from "watchwire/wire";
  *
  * const event = toWatchEvent(JSON.parse('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}}'));
  * if (event.type === "BOOKMARK") console.log(event.object.metadata.resourceVersion); // 12
@@ -71,7 +71,7 @@ function kindOf(value: unknown): string {
  *
  * @example
  * ```ts
- * import { NdjsonDecoderStream, WatchEventDecoderStream } from "watchwire";
+ * import { NdjsonDecoderStream, WatchEventDecoderStream } from "watchwire/wire";
  *
  * const body = new Blob(['{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n']).stream();
  * for await (const event of body.pipeThrough(new NdjsonDecoderStream()).pipeThrough(new WatchEventDecoderStream())) {

@@ -11,7 +11,7 @@ import { MAX_FRAME_LENGTH } from "./frame_splitter.ts";
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages, GrpcMessageDecoderStream, type GrpcMessageInput } from "watchwire";
+ * import { encodeGrpcMessages, GrpcMessageDecoderStream, type GrpcMessageInput } from "watchwire/wire";
  *
  * const gzipped = new Blob(["hi"]).stream().pipeThrough(new CompressionStream("gzip"));
  * const input: GrpcMessageInput = { data: new Uint8Array(await new Response(gzipped).arrayBuffer()), compressed: true };
@@ -32,7 +32,7 @@ export interface GrpcMessageInput {
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages, type EncodeGrpcOptions } from "watchwire";
+ * import { encodeGrpcMessages, type EncodeGrpcOptions } from "watchwire/wire";
  *
  * const options: EncodeGrpcOptions = { compress: true };
  * const wire = await encodeGrpcMessages([new TextEncoder().encode("hello")], options);
@@ -50,7 +50,7 @@ export interface EncodeGrpcOptions {
  *
  * @example
  * ```ts
- * import { encodeLengthPrefixed } from "watchwire";
+ * import { encodeLengthPrefixed } from "watchwire/wire";
  *
  * console.log(encodeLengthPrefixed([Uint8Array.of(7, 8), new Uint8Array(0)])); // Uint8Array(10) [ 0, 0, 0, 2, 7, 8, 0, 0, 0, 0 ]
  * ```
@@ -66,7 +66,7 @@ export function encodeLengthPrefixed(messages: Iterable<Uint8Array>): Uint8Array
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages } from "watchwire";
+ * import { encodeGrpcMessages } from "watchwire/wire";
  *
  * console.log(await encodeGrpcMessages([Uint8Array.of(7)])); // Uint8Array(6) [ 0, 0, 0, 0, 1, 7 ]
  * const gzipped = await encodeGrpcMessages([Uint8Array.of(7)], { compress: true });

@@ -11,7 +11,7 @@ import { DecodeError } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { DEFAULT_MAX_MESSAGE_BYTES, LengthPrefixedDecoderStream } from "watchwire";
+ * import { DEFAULT_MAX_MESSAGE_BYTES, LengthPrefixedDecoderStream } from "watchwire/wire";
  *
  * const frames = new LengthPrefixedDecoderStream({ maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES / 4 });
  * console.log(DEFAULT_MAX_MESSAGE_BYTES); // 16777216
@@ -70,7 +70,8 @@ export const MAX_FRAME_PIECES = 64;
  *
  * @example
  * ```ts
- * import { type FrameOwnership, KubernetesProtobufObject, KubernetesProtobufWatchEventDecoder } from "watchwire";
+ * import { KubernetesProtobufObject } from "watchwire";
+ * import { type FrameOwnership, KubernetesProtobufWatchEventDecoder } from "watchwire/kubernetes";
  *
  * const text = (s: string) => [...new TextEncoder().encode(s)];
  * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")]; // a kind the decoders do not know

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter } from "./frame_splitter.ts";
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages, type GrpcMessage, GrpcMessageDecoderStream } from "watchwire";
+ * import { encodeGrpcMessages, type GrpcMessage, GrpcMessageDecoderStream } from "watchwire/wire";
  *
  * const wire = await encodeGrpcMessages([Uint8Array.of(1, 2, 3), Uint8Array.of(4)]);
  * const messages: ReadableStream<GrpcMessage> = new Blob([wire]).stream().pipeThrough(new GrpcMessageDecoderStream());
@@ -36,7 +36,7 @@ export interface GrpcMessage {
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages, type GrpcMessageDecoderOptions, GrpcMessageDecoderStream } from "watchwire";
+ * import { encodeGrpcMessages, type GrpcMessageDecoderOptions, GrpcMessageDecoderStream } from "watchwire/wire";
  *
  * const wire = await encodeGrpcMessages([new TextEncoder().encode("hello")], { compress: true });
  * // As the peer's `grpc-encoding: gzip` header says; kept compressed, e.g. to record the stream as received.
@@ -87,7 +87,7 @@ interface Pending {
  *
  * @example
  * ```ts
- * import { encodeGrpcMessages, GrpcMessageDecoderStream } from "watchwire";
+ * import { encodeGrpcMessages, GrpcMessageDecoderStream } from "watchwire/wire";
  *
  * const hello = new TextEncoder().encode("hello");
  * const wire = await encodeGrpcMessages([hello, hello], { compress: true });

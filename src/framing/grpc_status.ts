@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { type GrpcStatus, parseGrpcStatus } from "watchwire";
+ * import { type GrpcStatus, parseGrpcStatus } from "watchwire/wire";
  *
  * const trailers = new Headers({ "grpc-status": "14", "grpc-message": "connection%20reset" });
  * const status: GrpcStatus | undefined = parseGrpcStatus(trailers);
@@ -30,7 +30,7 @@ export interface GrpcStatus {
  *
  * @example
  * ```ts
- * import { GRPC_STATUS_NAMES } from "watchwire";
+ * import { GRPC_STATUS_NAMES } from "watchwire/wire";
  *
  * console.log(GRPC_STATUS_NAMES[14]); // UNAVAILABLE
  * ```
@@ -60,7 +60,7 @@ export const GRPC_STATUS_NAMES = [
  *
  * @example
  * ```ts
- * import { type GrpcStatusName, parseGrpcStatus } from "watchwire";
+ * import { type GrpcStatusName, parseGrpcStatus } from "watchwire/wire";
  *
  * function retry(name: GrpcStatusName): boolean {
  *   switch (name) {
@@ -91,7 +91,7 @@ const UNKNOWN = 2;
  *
  * @example
  * ```ts
- * import { parseGrpcStatus } from "watchwire";
+ * import { parseGrpcStatus } from "watchwire/wire";
  *
  * const trailers = new Headers({ "grpc-status": "5", "grpc-message": "key %22a%22 not found %E2%9C%97" });
  * console.log(parseGrpcStatus(trailers)); // { code: 5, name: "NOT_FOUND", message: 'key "a" not found ✗' }

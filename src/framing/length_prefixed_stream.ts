@@ -14,7 +14,8 @@ export { DEFAULT_MAX_MESSAGE_BYTES } from "./frame_splitter.ts";
  *
  * @example
  * ```ts
- * import { DecodeError, type LengthPrefixedDecoderOptions, LengthPrefixedDecoderStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { type LengthPrefixedDecoderOptions, LengthPrefixedDecoderStream } from "watchwire/wire";
  *
  * const wire = Uint8Array.of(0, 0, 0, 2, 1, 2, 0, 0, 0, 5); // a 2-byte frame, then the prefix of a 5-byte one
  * const options: LengthPrefixedDecoderOptions = { maxMessageBytes: 4 };
@@ -47,7 +48,7 @@ export interface LengthPrefixedDecoderOptions {
  *
  * @example
  * ```ts
- * import { LengthPrefixedDecoderStream } from "watchwire";
+ * import { LengthPrefixedDecoderStream } from "watchwire/wire";
  *
  * const wire = Uint8Array.of(0, 0, 0, 2, 0x68, 0x69, 0, 0, 0, 0);
  * for await (const frame of new Blob([wire]).stream().pipeThrough(new LengthPrefixedDecoderStream())) {

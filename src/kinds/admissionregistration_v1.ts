@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { admissionregistration_v1 } from "watchwire/kinds";
+ * import type { admissionregistration_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { admissionregistration_v1alpha1 } from "watchwire/kinds";
+ * import type { admissionregistration_v1alpha1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"admissionregistration.k8s.io/v1alpha1","kind":"MutatingAdmissionPolicy","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import type { apimachinery } from "watchwire/kinds";
+ * import type { apimachinery } from "watchwire/kubernetes";
  *
  * const port: apimachinery.IntOrString = "http";
  * const memory: apimachinery.Quantity = "128Mi";

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { apiserverinternal_v1alpha1 } from "watchwire/kinds";
+ * import type { apiserverinternal_v1alpha1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"internal.apiserver.k8s.io/v1alpha1","kind":"StorageVersion","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { apps_v1beta1 } from "watchwire/kinds";
+ * import type { apps_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"apps/v1beta1","kind":"ControllerRevision","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

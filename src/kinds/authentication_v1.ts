@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { authentication_v1 } from "watchwire/kinds";
+ * import type { authentication_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

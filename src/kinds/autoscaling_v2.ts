@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { autoscaling_v2 } from "watchwire/kinds";
+ * import type { autoscaling_v2 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { batch_v1 } from "watchwire/kinds";
+ * import type { batch_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { certificates_v1 } from "watchwire/kinds";
+ * import type { certificates_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

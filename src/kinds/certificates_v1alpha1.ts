@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { certificates_v1alpha1 } from "watchwire/kinds";
+ * import type { certificates_v1alpha1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"certificates.k8s.io/v1alpha1","kind":"ClusterTrustBundle","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { coordination_v1alpha2 } from "watchwire/kinds";
+ * import type { coordination_v1alpha2 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"coordination.k8s.io/v1alpha2","kind":"LeaseCandidate","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

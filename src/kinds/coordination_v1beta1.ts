@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { coordination_v1beta1 } from "watchwire/kinds";
+ * import type { coordination_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"coordination.k8s.io/v1beta1","kind":"Lease","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

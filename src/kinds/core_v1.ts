@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { core_v1 } from "watchwire/kinds";
+ * import type { core_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"v1","kind":"Binding","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { events_v1beta1 } from "watchwire/kinds";
+ * import type { events_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"events.k8s.io/v1beta1","kind":"Event","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { extensions_v1beta1 } from "watchwire/kinds";
+ * import type { extensions_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"extensions/v1beta1","kind":"DaemonSet","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

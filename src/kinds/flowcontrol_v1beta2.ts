@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { flowcontrol_v1beta2 } from "watchwire/kinds";
+ * import type { flowcontrol_v1beta2 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta2","kind":"FlowSchema","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

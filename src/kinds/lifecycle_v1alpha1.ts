@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { lifecycle_v1alpha1 } from "watchwire/kinds";
+ * import type { lifecycle_v1alpha1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"lifecycle.k8s.io/v1alpha1","kind":"Eviction","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { meta_v1 } from "watchwire/kinds";
+ * import type { meta_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"v1","kind":"Status"}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { networking_v1beta1 } from "watchwire/kinds";
+ * import type { networking_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"networking.k8s.io/v1beta1","kind":"Ingress","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { node_v1 } from "watchwire/kinds";
+ * import type { node_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

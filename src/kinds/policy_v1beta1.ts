@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { policy_v1beta1 } from "watchwire/kinds";
+ * import type { policy_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

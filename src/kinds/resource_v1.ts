@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { resource_v1 } from "watchwire/kinds";
+ * import type { resource_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

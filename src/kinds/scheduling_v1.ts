@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { scheduling_v1 } from "watchwire/kinds";
+ * import type { scheduling_v1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

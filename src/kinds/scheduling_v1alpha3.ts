@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { scheduling_v1alpha3 } from "watchwire/kinds";
+ * import type { scheduling_v1alpha3 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"scheduling.k8s.io/v1alpha3","kind":"CompositePodGroup","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { storage_v1alpha1 } from "watchwire/kinds";
+ * import type { storage_v1alpha1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"storage.k8s.io/v1alpha1","kind":"CSIStorageCapacity","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { decodeWatchResponse } from "watchwire";
- * import type { storage_v1beta1 } from "watchwire/kinds";
+ * import type { storage_v1beta1 } from "watchwire/kubernetes";
  *
  * const response = new Response('{"type":"ADDED","object":{"apiVersion":"storage.k8s.io/v1beta1","kind":"CSIDriver","metadata":{"name":"example"}}}\n', {
  *   headers: { "content-type": "application/json" },

@@ -20,7 +20,7 @@ import { DecoderStream, type DecoderStreamOptions, type StreamDecoder } from "./
  *
  * @example
  * ```ts
- * import { BatchDecoderStream, JsonWatchEventDecoder } from "watchwire";
+ * import { BatchDecoderStream, JsonWatchEventDecoder } from "watchwire/wire";
  *
  * // Two reads: the first completes two events and begins a third, which the second completes.
  * const reads = [

@@ -11,7 +11,7 @@ import { DecodeError } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { DecoderStream, type StreamDecoder } from "watchwire";
+ * import { DecoderStream, type StreamDecoder } from "watchwire/wire";
  *
  * // Text to lines; a line split across chunks waits in `#tail` for the rest.
  * class LineDecoder implements StreamDecoder<string, string> {
@@ -50,7 +50,7 @@ export interface StreamDecoder<I, O> {
  *
  * @example
  * ```ts
- * import { DecoderStream, type DecoderStreamOptions } from "watchwire";
+ * import { DecoderStream, type DecoderStreamOptions } from "watchwire/wire";
  *
  * // Up to 16 decoded values may wait for a slow reader before the stage stops taking input.
  * const options: DecoderStreamOptions = { readableHighWaterMark: 16 };
@@ -64,7 +64,8 @@ export interface StreamDecoder<I, O> {
  *
  * @example
  * ```ts
- * import { DecodeError, InflateStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { InflateStream } from "watchwire/wire";
  *
  * // A deflate body that starts at byte 100 of a larger input: its faults named there (as the HTTP decoders do).
  * const inflate = new InflateStream({
@@ -97,7 +98,7 @@ export interface DecoderStreamOptions {
  *
  * @example
  * ```ts
- * import { DecoderStream } from "watchwire";
+ * import { DecoderStream } from "watchwire/wire";
  *
  * // Each input string to its words; a "!" is a fault, but the words before it still arrive.
  * const words = new DecoderStream<string, string>({

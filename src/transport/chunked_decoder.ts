@@ -15,7 +15,8 @@ import { describe } from "./describe_byte.ts";
  *
  * @example
  * ```ts
- * import { ChunkedDecoder, type ChunkedDecoderOptions, DecodeError } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { ChunkedDecoder, type ChunkedDecoderOptions } from "watchwire/wire";
  *
  * const options: ChunkedDecoderOptions = { maxChunkLineBytes: 8, maxTrailerBytes: 1024 };
  * const decoder = new ChunkedDecoder(options);
@@ -64,7 +65,7 @@ for (let i = 0; i < 6; i++) {
  *
  * @example
  * ```ts
- * import { ChunkedDecoder } from "watchwire";
+ * import { ChunkedDecoder } from "watchwire/wire";
  *
  * const decoder = new ChunkedDecoder();
  * const parts: string[] = [];

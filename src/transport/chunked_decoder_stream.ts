@@ -16,7 +16,7 @@ import { type FieldList, toHeaders } from "./field_line.ts";
  *
  * @example
  * ```ts
- * import { ChunkedDecoderStream } from "watchwire";
+ * import { ChunkedDecoderStream } from "watchwire/wire";
  *
  * const wire = new Blob(["7\r\n{\"a\":1}\r\n1\r\n\n\r\n0\r\nEtag: x\r\n\r\n"]).stream();
  * const chunked = new ChunkedDecoderStream();

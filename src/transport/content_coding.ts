@@ -14,7 +14,7 @@ import { InflateStream } from "./inflate_stream.ts";
  *
  * @example
  * ```ts
- * import { type ContentDecodedBody, removeContentCoding } from "watchwire";
+ * import { type ContentDecodedBody, removeContentCoding } from "watchwire/wire";
  *
  * const deflated = new Blob(["{}\n"]).stream().pipeThrough(new CompressionStream("deflate"));
  * const result: ContentDecodedBody = removeContentCoding([["content-encoding", "deflate"]], deflated);
@@ -37,7 +37,7 @@ export interface ContentDecodedBody {
  *
  * @example
  * ```ts
- * import { removeContentCoding } from "watchwire";
+ * import { removeContentCoding } from "watchwire/wire";
  *
  * const gzipped = new Blob(["{}\n"]).stream().pipeThrough(new CompressionStream("gzip"));
  * const { body, decoded } = removeContentCoding([["content-encoding", "gzip"]], gzipped);

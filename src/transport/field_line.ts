@@ -10,7 +10,7 @@ import { DecodeError } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { ChunkedDecoderStream, type FieldList } from "watchwire";
+ * import { ChunkedDecoderStream, type FieldList } from "watchwire/wire";
  *
  * const wire = new Blob(["2\r\nok\r\n0\r\nGrpc-Status: 0\r\nX-Note:  a b \r\n\r\n"]).stream();
  * const chunked = new ChunkedDecoderStream();
@@ -89,7 +89,7 @@ export function fieldValues(fields: FieldList, name: string): string[] {
  *
  * @example
  * ```ts
- * import { toHeaders } from "watchwire";
+ * import { toHeaders } from "watchwire/wire";
  *
  * const headers = toHeaders([["content-type", "application/json"], ["vary", "a"], ["vary", "b"]]);
  * console.log(headers.get("vary")); // a, b

@@ -14,7 +14,7 @@ import { Inflater } from "./inflate.ts";
  *
  * @example
  * ```ts
- * import { GunzipStream, type GunzipStreamOptions } from "watchwire";
+ * import { GunzipStream, type GunzipStreamOptions } from "watchwire/wire";
  *
  * const options: GunzipStreamOptions = { native: true }; // the runtime's DecompressionStream where it can
  * const gzipped = new Blob(["hello"]).stream().pipeThrough(new CompressionStream("gzip"));
@@ -50,7 +50,7 @@ export interface GunzipStreamOptions extends DecoderStreamOptions {
  *
  * @example
  * ```ts
- * import { GunzipStream } from "watchwire";
+ * import { GunzipStream } from "watchwire/wire";
  *
  * const gzip = (s: string) => new Response(new Blob([s]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
  * const body = new Blob([await gzip('{"a":1}\n'), await gzip('{"b":2}\n')]).stream();

@@ -19,7 +19,7 @@ import { PayloadOffsets, placeIn } from "./payload_offsets.ts";
  *
  * @example
  * ```ts
- * import { type Http1DecoderOptions, Http1RequestDecoderStream } from "watchwire";
+ * import { type Http1DecoderOptions, Http1RequestDecoderStream } from "watchwire/capture";
  *
  * const limits: Http1DecoderOptions = { maxHeaderBytes: 16, bodyHighWaterMark: 65536 };
  * const wire = new Blob(["GET /api/v1/namespaces/default/pods?watch=1 HTTP/1.1\r\n\r\n"]).stream();
@@ -54,7 +54,7 @@ export interface Http1HeadFraming {
  *
  * @example
  * ```ts
- * import { type Http1Message, Http1RequestDecoderStream, Http1ResponseDecoderStream } from "watchwire";
+ * import { type Http1Message, Http1RequestDecoderStream, Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const where = (message: Http1Message) => `#${message.index} at ${message.offset}, body at ${message.bodyOffset}`;
  * const requests = new Blob(["POST /a HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"]).stream();

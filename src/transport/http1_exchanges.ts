@@ -14,7 +14,7 @@ import { type Http1Response, Http1ResponseDecoderStream } from "./http1_response
  *
  * @example
  * ```ts
- * import { decodeHttp1Exchanges, type Http1ExchangeRequest } from "watchwire";
+ * import { decodeHttp1Exchanges, type Http1ExchangeRequest } from "watchwire/capture";
  *
  * const c2s = new Blob(["GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: k\r\n\r\n"]).stream();
  * const s2c = new Blob(["HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"]).stream();
@@ -31,7 +31,7 @@ export type Http1ExchangeRequest = Omit<Http1Request, "body" | "trailers" | "tun
  *
  * @example
  * ```ts
- * import { decodeHttp1Exchanges, type Http1Exchange } from "watchwire";
+ * import { decodeHttp1Exchanges, type Http1Exchange } from "watchwire/capture";
  *
  * // Only the server-to-client bytes: the exchanges have no request.
  * const s2c = new Blob(["HTTP/1.1 204 No Content\r\n\r\n"]).stream();
@@ -58,7 +58,7 @@ export interface Http1Exchange {
  *
  * @example
  * ```ts
- * import { decodeHttp1Exchanges } from "watchwire";
+ * import { decodeHttp1Exchanges } from "watchwire/capture";
  *
  * // A HEAD and a GET on one keep-alive connection: the HEAD response has no body despite its Content-Length.
  * const c2s = new Blob(["HEAD /api HTTP/1.1\r\nHost: k\r\n\r\nGET /api HTTP/1.1\r\nHost: k\r\n\r\n"]).stream();

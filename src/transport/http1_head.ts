@@ -13,7 +13,7 @@ import { type FieldList, fieldValues, latin1, parseFieldLine } from "./field_lin
  *
  * @example
  * ```ts
- * import { type Http1BodyFraming, Http1ResponseDecoderStream } from "watchwire";
+ * import { type Http1BodyFraming, Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const bodyEnd: Record<Http1BodyFraming, string> = {
  *   chunked: "at the last chunk",
@@ -50,7 +50,7 @@ export type Http1BodyFraming =
  *
  * @example
  * ```ts
- * import { type Http1Head, Http1ResponseDecoderStream } from "watchwire";
+ * import { type Http1Head, Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const summary = (head: Omit<Http1Head, "contentLength">) => `${head.version} ${head.status} ${head.framing}`;
  * const wire = new Blob(["HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"]).stream();
@@ -85,7 +85,7 @@ export interface Http1Head {
  *
  * @example
  * ```ts
- * import { Http1ResponseDecoderStream, type TransferCoding } from "watchwire";
+ * import { Http1ResponseDecoderStream, type TransferCoding } from "watchwire/capture";
  *
  * const gzipped = await new Response(new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
  * const wire = new Blob(["HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", gzipped]).stream();
@@ -125,7 +125,7 @@ export function isInterim(status: number): boolean {
  *
  * @example
  * ```ts
- * import { type Http1RequestHead, Http1RequestDecoderStream } from "watchwire";
+ * import { type Http1RequestHead, Http1RequestDecoderStream } from "watchwire/capture";
  *
  * const line = (head: Omit<Http1RequestHead, "contentLength">) => `${head.method} ${head.target} ${head.version}`;
  * const wire = new Blob(["GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: k\r\n\r\n"]).stream();

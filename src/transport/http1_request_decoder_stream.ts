@@ -18,7 +18,7 @@ import { type Http1RequestHead, mayUpgrade, parseRequestHead } from "./http1_hea
  *
  * @example
  * ```ts
- * import { type Http1RequestDecoderOptions, Http1RequestDecoderStream } from "watchwire";
+ * import { type Http1RequestDecoderOptions, Http1RequestDecoderStream } from "watchwire/capture";
  *
  * // The server refused the upgrade (say its response was a 200): the client's next bytes are HTTP/1.1 again.
  * const options: Http1RequestDecoderOptions = { switchedProtocols: () => false };
@@ -47,7 +47,7 @@ export interface Http1RequestDecoderOptions extends Http1DecoderOptions {
  *
  * @example
  * ```ts
- * import { type Http1Request, Http1RequestDecoderStream } from "watchwire";
+ * import { type Http1Request, Http1RequestDecoderStream } from "watchwire/capture";
  *
  * const wire = new Blob([
  *   "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: k\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -84,7 +84,7 @@ export interface Http1Request extends Omit<Http1RequestHead, "contentLength">, H
  *
  * @example
  * ```ts
- * import { Http1RequestDecoderStream } from "watchwire";
+ * import { Http1RequestDecoderStream } from "watchwire/capture";
  *
  * const capture = new Blob([
  *   "HEAD /api/v1/pods HTTP/1.1\r\nHost: k\r\n\r\n",

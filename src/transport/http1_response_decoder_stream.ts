@@ -19,7 +19,7 @@ import {
  *
  * @example
  * ```ts
- * import { type Http1ResponseDecoderOptions, Http1ResponseDecoderStream } from "watchwire";
+ * import { type Http1ResponseDecoderOptions, Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const gzipped = await new Response(new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"))).blob();
  * const wire = new Blob(["HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n", gzipped]).stream();
@@ -46,7 +46,7 @@ export interface Http1ResponseDecoderOptions extends Http1DecoderOptions {
  *
  * @example
  * ```ts
- * import { type Http1Response, Http1ResponseDecoderStream } from "watchwire";
+ * import { type Http1Response, Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const wire = new Blob([
  *   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -82,7 +82,8 @@ export interface Http1Response extends Omit<Http1Head, "contentLength">, Http1Me
  *
  * @example
  * ```ts
- * import { Http1ResponseDecoderStream, decodeWatchResponse } from "watchwire";
+ * import { decodeWatchResponse } from "watchwire";
+ * import { Http1ResponseDecoderStream } from "watchwire/capture";
  *
  * const capture = new Blob([
  *   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",

@@ -19,7 +19,7 @@ import { Inflater } from "./inflate.ts";
  *
  * @example
  * ```ts
- * import { InflateStream } from "watchwire";
+ * import { InflateStream } from "watchwire/wire";
  *
  * const body = new Blob(['{"a":1}\n']).stream().pipeThrough(new CompressionStream("deflate"));
  * console.log(await new Response(body.pipeThrough(new InflateStream())).text()); // {"a":1}\n

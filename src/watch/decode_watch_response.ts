@@ -43,8 +43,9 @@ export interface DecodeWatchOptions {
    */
   codecs?: Record<string, WatchBodyCodec>;
   /**
-   * Options of the Kubernetes protobuf pipeline: `decoders` (default: every built-in kind; from the `watchwire/core`
-   * entry point, none but `Status`), `mode` (`"full"`, the default, or `"metadata"`: see
+   * Options of the Kubernetes protobuf pipeline: `decoders` (the kinds decoded in full, from `watchwire/kubernetes`:
+   * `createKubernetesDecoders([coreV1])`, `builtinDecoders`; by default none but `Status`, other kinds decoding as
+   * `KubernetesProtobufObject`s), `mode` (`"full"`, the default, or `"metadata"`: see
    * `KubernetesProtobufWatchDecoderStream`) and `inputViews`. Also used for a protobuf `Status` body of a non-2xx
    * response.
    */
@@ -56,7 +57,8 @@ export interface DecodeWatchOptions {
  *
  * @example
  * ```ts
- * import { decodeWatchResponse, JsonWatchEventDecoderStream, type WatchBodyCodec } from "watchwire";
+ * import { decodeWatchResponse, type WatchBodyCodec } from "watchwire";
+ * import { JsonWatchEventDecoderStream } from "watchwire/wire";
  *
  * // A proxy that labels watch bodies `application/x-ndjson`: decode them as the JSON watches they are.
  * const ndjson: WatchBodyCodec = (body, _mediaType, options) =>
@@ -80,7 +82,7 @@ export type WatchBodyCodec = (
  *
  * @example
  * ```ts
- * import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "watchwire";
+ * import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "watchwire/kubernetes";
  *
  * // Protobuf for built-in kinds; the API server answers in JSON for custom resources, which have no protobuf.
  * const headers = { accept: `${KUBERNETES_PROTOBUF_MEDIA_TYPE}, application/json` };

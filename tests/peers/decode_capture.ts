@@ -3,7 +3,8 @@
  * {@linkcode Http1ResponseDecoderStream} -> `decodeWatchResponse(response.toResponse())` for every response -> one
  * stream of events, each tagged with the response it came from.
  */
-import { decodeWatchResponse, Http1ResponseDecoderStream, type WatchEvent } from "../../mod.ts";
+import { decodeWatchResponse, type WatchEvent } from "../../mod.ts";
+import { Http1ResponseDecoderStream } from "../../capture.ts";
 
 /** One decoded event of a capture: which response (0-based, on the connection) and that response's status. */
 export interface CapturedEvent {

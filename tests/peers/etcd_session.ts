@@ -13,14 +13,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import {
-  decodeHttp2Exchanges,
   etcdEventToJson,
   type EtcdKeyValueJson,
   EtcdWatchDecoderStream,
   type EtcdWatchResponse,
   GrpcMessageDecoderStream,
-  type Http2Exchange,
-} from "../../mod.ts";
+} from "../../wire.ts";
+import { decodeHttp2Exchanges, type Http2Exchange } from "../../capture.ts";
 import { freePort } from "../../scripts/free-port.mjs";
 import { binaryPaths } from "../../scripts/kube/build.mjs";
 import { type RecordedConnection, startRecordingProxy } from "./recording_proxy.ts";

@@ -11,10 +11,10 @@ import {
   decodeWatchResponse,
   decodeWatchResponseBatches,
   KubernetesProtobufObject,
-  MsgpackEventDecoderStream,
-  MsgpackEventEncoderStream,
   type WatchEvent,
 } from "../../mod.ts";
+import { MsgpackEventDecoderStream, MsgpackEventEncoderStream } from "../../wire.ts";
+import { builtinDecoders } from "../../kubernetes.ts";
 import { MsgpackEventDecoderStream as NoEvalMsgpackEventDecoderStream } from "../../msgpack_no_eval.ts";
 import { piecesOf } from "./pieces.ts";
 
@@ -48,6 +48,9 @@ export interface Codegen {
   Function: string;
 }
 
+/** Every built-in kind decoded in full, as the JSON stream of the same objects. */
+const FULL = { protobuf: { decoders: builtinDecoders } };
+
 function ended(error: unknown): Ended {
   return { error: error instanceof DecodeError ? { name: error.name, code: error.code } : { name: String(error) } };
 }
@@ -65,7 +68,9 @@ async function decode(url: string, mode: "full" | "metadata", inputViews?: "alwa
   const type = response.headers.get("content-type") ?? "";
   const events: unknown[] = [];
   try {
-    for await (const event of decodeWatchResponse(response, { protobuf: { mode, inputViews } })) {
+    for await (
+      const event of decodeWatchResponse(response, { protobuf: { decoders: builtinDecoders, mode, inputViews } })
+    ) {
       events.push(mode === "metadata" ? metadataView(event) : event);
     }
   } catch (error) {
@@ -79,7 +84,7 @@ async function decodeBatches(url: string): Promise<Decoded> {
   const type = response.headers.get("content-type") ?? "";
   const events: unknown[] = [];
   try {
-    for await (const batch of decodeWatchResponseBatches(response)) events.push(...batch);
+    for await (const batch of decodeWatchResponseBatches(response, FULL)) events.push(...batch);
   } catch (error) {
     return { type, events, ...ended(error) };
   }
@@ -106,7 +111,7 @@ export async function followLiveWatch(origin: string, name: string): Promise<End
   const response = await fetch(`${origin}/live/${encodeURIComponent(name)}`);
   const events: unknown[] = [];
   try {
-    for await (const event of decodeWatchResponse(response)) {
+    for await (const event of decodeWatchResponse(response, FULL)) {
       events.push(event);
       await (await fetch(`${origin}/ack?n=${events.length}`)).arrayBuffer();
     }
@@ -128,7 +133,7 @@ export async function followLiveWatchBatches(
   const events: unknown[] = [];
   const batches: number[] = [];
   try {
-    for await (const batch of decodeWatchResponseBatches(response)) {
+    for await (const batch of decodeWatchResponseBatches(response, FULL)) {
       events.push(...batch);
       batches.push(batch.length);
       await (await fetch(`${origin}/ack?n=${events.length}`)).arrayBuffer();
@@ -203,7 +208,7 @@ export async function msgpackRoundTrip(origin: string, decoder: "main" | "no-eva
   for (const name of names) {
     const response = await fetch(`${origin}/streams/${encodeURIComponent(name)}.json`);
     try {
-      for await (const event of decodeWatchResponse(response)) events.push(event);
+      for await (const event of decodeWatchResponse(response, FULL)) events.push(event);
     } catch {
       // Kinds that are not objects refuse their BOOKMARK: the events before it are the ones to send.
     }

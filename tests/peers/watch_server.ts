@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "../../mod.ts";
+import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "../../kubernetes.ts";
 import type { StreamPair } from "../_kubernetes_streams.ts";
 import { framesOf } from "../_protobuf.ts";
 import { piecesOf } from "./pieces.ts";

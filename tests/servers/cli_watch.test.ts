@@ -1,6 +1,6 @@
 /**
  * `watchwire watch` against a real kube-apiserver, the command run in the runtime running the test (Node:
- * `node --import tsx cli/node.ts`, Deno: `deno run -A cli/deno.ts`, Bun: `bun cli/node.ts`), changes made with
+ * `node --import tsx bin/node.ts`, Deno: `deno run -A bin/deno.ts`, Bun: `bun bin/node.ts`), changes made with
  * kubectl (an independent client) while it runs. Each printed line must be the change kubectl made (type, name,
  * resourceVersion as kubectl's answer says); the initial sync's progress and its end are on stderr; SIGINT ends it with
  * status 0 and its state written; a second run from that state prints only what changed meanwhile, with no initial
@@ -25,9 +25,9 @@ const shared = sharedCluster();
 shared.catch(() => {});
 
 const CLI: Record<string, string[]> = {
-  node: ["--import", "tsx", "cli/node.ts"],
-  deno: ["run", "-A", "cli/deno.ts"],
-  bun: ["cli/node.ts"],
+  node: ["--import", "tsx", "bin/node.ts"],
+  deno: ["run", "-A", "bin/deno.ts"],
+  bun: ["bin/node.ts"],
 };
 
 /** Every CLI started: killed when the file's tests end, so that a failed test leaves none running. */

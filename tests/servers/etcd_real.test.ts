@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { kubernetesValue } from "../../mod.ts";
+import { kubernetesValue } from "../../wire.ts";
 import {
   BIG_VALUE,
   decodeRecordedWatch,

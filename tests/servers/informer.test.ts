@@ -21,6 +21,7 @@ import {
   resourcePath,
   type ResourceRef,
 } from "../../mod.ts";
+import { builtinDecoders } from "../../kubernetes.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { apiRequest, kubectl, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
 
@@ -107,7 +108,13 @@ for (const format of ["json", "protobuf"] as const) {
             data: { i: String(i) },
           });
         }
-        const cms = informer<Obj>(c, ref, { format, initialSync, pageSize: 7, onError: (e) => errors.push(e) });
+        const cms = informer<Obj>(c, ref, {
+          format,
+          protobuf: { decoders: builtinDecoders },
+          initialSync,
+          pageSize: 7,
+          onError: (e) => errors.push(e),
+        });
         const history = recorder(cms);
         const running = cms.start();
         await cms.synced;
@@ -145,10 +152,18 @@ test("list() in protobuf metadata mode gives every item (the List is decoded who
     for (let i = 0; i < 3; i++) {
       await send(c, "POST", new URL(resourcePath(ref), c.server), { metadata: { name: `l-${i}` } });
     }
-    const metadataOnly = await list<Obj>(c, ref, { format: "protobuf", protobuf: { mode: "metadata" }, limit: 2 });
+    const metadataOnly = await list<Obj>(c, ref, {
+      format: "protobuf",
+      protobuf: { decoders: builtinDecoders, mode: "metadata" },
+      limit: 2,
+    });
     assert.deepEqual(metadataOnly.items, (await list<Obj>(c, ref)).items);
     // And the informer that lists: synced with every object, none lost.
-    const cms = informer<Obj>(c, ref, { format: "protobuf", protobuf: { mode: "metadata" }, initialSync: "list" });
+    const cms = informer<Obj>(c, ref, {
+      format: "protobuf",
+      protobuf: { decoders: builtinDecoders, mode: "metadata" },
+      initialSync: "list",
+    });
     const running = cms.start();
     await cms.synced;
     assert.equal(cms.store.size, 3);
@@ -171,7 +186,10 @@ test("informer, metadata-only (protobuf metadata mode): metadata now, the whole 
         data: { big: "z".repeat(2000) },
       });
     }
-    const cms = informer<Obj>(c, ref, { format: "protobuf", protobuf: { mode: "metadata" } });
+    const cms = informer<Obj>(c, ref, {
+      format: "protobuf",
+      protobuf: { decoders: builtinDecoders, mode: "metadata" },
+    });
     const running = cms.start();
     await cms.synced;
     const listed = await list<Obj>(c, ref);
@@ -219,7 +237,7 @@ test("informer of a CRD's objects (JSON, which is all a CRD speaks)", async () =
   try {
     const ns = await namespace(c, "informer-crd");
     const ref: ResourceRef = { group: "watchwire.example", version: "v1", resource: "gadgets", namespace: ns };
-    const cms = informer<Obj>(c, ref, { format: "protobuf" });
+    const cms = informer<Obj>(c, ref, { format: "protobuf", protobuf: { decoders: builtinDecoders } });
     const history = recorder(cms);
     const running = cms.start();
     for (let i = 0;; i++) {

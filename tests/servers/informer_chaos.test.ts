@@ -34,6 +34,7 @@ import { informer } from "../../src/cluster/resource_source.ts";
 import type { KubernetesObject } from "../../src/events.ts";
 import type { DeletedFinalStateUnknown } from "../../src/watch/informer.ts";
 import { WatchStatusError } from "../../src/watch/watcher.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import { type ProxiedRequest, seededRandom } from "../peers/fault_proxy.ts";
 import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 import {
@@ -241,6 +242,7 @@ async function chaosRun(
     const timings = chaosInformerTimings(seed);
     const configmaps = informer<ConfigMap>(viaProxy, { version: "v1", resource: "configmaps" }, {
       format,
+      protobuf: { decoders: builtinDecoders },
       initialSync,
       labelSelector,
       ...timings,

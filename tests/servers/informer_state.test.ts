@@ -23,6 +23,7 @@ import type { Informer, InformerChange } from "../../src/watch/informer.ts";
 import { decodeInformerState, encodeInformerState } from "../../src/watch/informer_state.ts";
 import { runInformerWithin } from "../../src/watch/run_informer.ts";
 import { loadInformerState, memoryStateStore } from "../../src/watch/state_store.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { type ProxyStats, startFaultProxy } from "../peers/fault_proxy.ts";
 import { apiRequest, namespaceName, ownCluster, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
@@ -101,7 +102,7 @@ for (const mode of ["json", "protobuf metadata"] as const) {
       await create(c, ns, "b");
       const options = mode === "json"
         ? { format: "json" as const }
-        : { format: "protobuf" as const, protobuf: { mode: "metadata" as const } };
+        : { format: "protobuf" as const, protobuf: { decoders: builtinDecoders, mode: "metadata" as const } };
       const first = informer(c, configMaps(ns), options);
       const running = first.start();
       await first.synced;
@@ -156,7 +157,7 @@ test("informer state: resumed after etcd compacted its resourceVersion, one reli
     await create(c, ns, "a");
     await create(c, ns, "b");
     await create(c, ns, "c");
-    const first = informer(c, configMaps(ns), { format: "protobuf" });
+    const first = informer(c, configMaps(ns), { format: "protobuf", protobuf: { decoders: builtinDecoders } });
     const running = first.start();
     await first.synced;
     first.stop();
@@ -177,7 +178,11 @@ test("informer state: resumed after etcd compacted its resourceVersion, one reli
     const proxy = await startFaultProxy({ upstream: cluster.server, ca: cluster.pki.ca, caKey: cluster.pki.caKey });
     const viaProxy = await connect(cluster, proxy.url);
     const saved = await decodeInformerState(bytes);
-    const resumed = informer(viaProxy, configMaps(ns), { format: "protobuf", resume: saved });
+    const resumed = informer(viaProxy, configMaps(ns), {
+      format: "protobuf",
+      protobuf: { decoders: builtinDecoders },
+      resume: saved,
+    });
     const seen = record(resumed);
     const again = resumed.start();
     await waitFor("the relist's changes", () => seen.length >= 4);

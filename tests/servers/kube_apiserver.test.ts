@@ -18,6 +18,7 @@ import { watch } from "../../src/cluster/watch.ts";
 import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
 import { DecodeError } from "../../src/errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import { apiRequest, kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
 import { startRecordingProxy } from "../peers/recording_proxy.ts";
 
@@ -225,9 +226,13 @@ for (const format of ["json", "protobuf"] as const) {
       const ns = await namespaceWithServiceAccount(c, `watch-${format}`);
       for (const [name, refOf, change] of KINDS) {
         const ref = refOf(ns);
-        const listed = await list(c, ref, { format });
+        const listed = await list(c, ref, { format, protobuf: { decoders: builtinDecoders } });
         assert.deepEqual(listed.items, [], `${name}: a new namespace is empty`);
-        const events = await watch<Obj>(c, ref, { format, resourceVersion: listed.resourceVersion });
+        const events = await watch<Obj>(c, ref, {
+          format,
+          protobuf: { decoders: builtinDecoders },
+          resourceVersion: listed.resourceVersion,
+        });
         const changes = await change(c, ns);
         let pending = changes.length;
         const seen = await readUntil(events, () => --pending === 0);
@@ -277,13 +282,18 @@ test("kube-apiserver: protobuf lists and watches decode to exactly the JSON ones
     for (const refOf of [CONFIGMAPS, SECRETS, PODS]) {
       const ref = refOf(ns);
       const json = await list(c, ref, { format: "json" });
-      const protobuf = await list(c, ref, { format: "protobuf" });
+      const protobuf = await list(c, ref, { format: "protobuf", protobuf: { decoders: builtinDecoders } });
       assert.ok(json.items.length > 0);
       assert.deepEqual(protobuf, json, `${ref.resource}: list`);
       // The same range of history as a watch, in both formats.
       const jsonEvents = await readUntil(await watch(c, ref, { resourceVersion: "1", timeoutSeconds: 2 }), () => false);
       const pbEvents = await readUntil(
-        await watch(c, ref, { format: "protobuf", resourceVersion: "1", timeoutSeconds: 2 }),
+        await watch(c, ref, {
+          format: "protobuf",
+          protobuf: { decoders: builtinDecoders },
+          resourceVersion: "1",
+          timeoutSeconds: 2,
+        }),
         () => false,
       );
       assert.ok(jsonEvents.length >= json.items.length);
@@ -305,6 +315,7 @@ test("kube-apiserver: a streaming list gives the objects as ADDED, then the init
       const events = await readUntil(
         await watch<Obj>(c, CONFIGMAPS(ns), {
           format,
+          protobuf: { decoders: builtinDecoders },
           sendInitialEvents: true,
           resourceVersionMatch: "NotOlderThan",
           allowWatchBookmarks: true,
@@ -365,7 +376,12 @@ test("kube-apiserver: a paginated list with a small limit returns every object o
     for (const name of names) await create(c, CONFIGMAPS(ns), { metadata: { name } });
     for (const format of ["json", "protobuf"] as const) {
       const pages: number[] = [];
-      const result = await list<Obj>(c, CONFIGMAPS(ns), { format, limit: 4, onPage: (p) => void pages.push(p.items) });
+      const result = await list<Obj>(c, CONFIGMAPS(ns), {
+        format,
+        protobuf: { decoders: builtinDecoders },
+        limit: 4,
+        onPage: (p) => void pages.push(p.items),
+      });
       assert.deepEqual(result.items.map((o) => o.metadata.name), names, format);
       assert.equal(result.pages, 6, format);
       assert.deepEqual(pages, [4, 4, 4, 4, 4, 3]);
@@ -491,7 +507,11 @@ test("kube-apiserver: watches over HTTP/1.1 and, where this runtime's fetch offe
         // Three watches from the same resourceVersion, in both formats: the first opened alone (a client opens a
         // connection per request until one is up and has said it speaks HTTP/2), the other two together.
         const watchIn = (format: "json" | "protobuf") =>
-          watch<Obj>(c, CONFIGMAPS(ns), { format, resourceVersion: listed.resourceVersion });
+          watch<Obj>(c, CONFIGMAPS(ns), {
+            format,
+            protobuf: { decoders: builtinDecoders },
+            resourceVersion: listed.resourceVersion,
+          });
         const streams = [await watchIn("json"), ...await Promise.all([watchIn("protobuf"), watchIn("json")])];
         const name = http2 ? "made-in-http2-round" : "made-in-http1-round";
         await create(admin, CONFIGMAPS(ns), { metadata: { name }, data: { big: "y".repeat(3000) } });

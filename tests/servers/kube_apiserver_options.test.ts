@@ -13,6 +13,7 @@ import { list } from "../../src/cluster/list.ts";
 import { objectUrl, resourcePath, type ResourceRef } from "../../src/cluster/resource.ts";
 import { watch } from "../../src/cluster/watch.ts";
 import type { Status, WatchEvent } from "../../src/events.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { ownCluster } from "./_cluster.ts";
 
@@ -64,7 +65,11 @@ test("kube-apiserver, watch cache off, etcd compacting every second: an old reso
     }
     for (const format of ["json", "protobuf"] as const) {
       const [event] = await firstEvents(
-        await watch(c, CONFIGMAPS, { format, resourceVersion: first.metadata.resourceVersion }),
+        await watch(c, CONFIGMAPS, {
+          format,
+          protobuf: { decoders: builtinDecoders },
+          resourceVersion: first.metadata.resourceVersion,
+        }),
         1,
       );
       assert.equal(event.type, "ERROR", format);

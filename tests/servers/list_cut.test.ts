@@ -13,6 +13,7 @@ import { ClusterAccessError } from "../../src/cluster/errors.ts";
 import { loadKubeconfig } from "../../src/cluster/kubeconfig/load_kubeconfig.ts";
 import { list } from "../../src/cluster/list.ts";
 import { listUrl, type ResourceRef } from "../../src/cluster/resource.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import type { Fault } from "../peers/fault_proxy.ts";
 import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 
@@ -56,7 +57,7 @@ for (const format of ["json", "protobuf"] as const) {
           });
         }
         const listPages = (options: { idleTimeoutMs?: number } = {}) =>
-          list(viaProxy, ref, { format, limit: 2, ...options });
+          list(viaProxy, ref, { format, protobuf: { decoders: builtinDecoders }, limit: 2, ...options });
 
         // The whole list once, untouched: two pages, and the bytes of each.
         const whole = await listPages();

@@ -18,10 +18,12 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 /** The pages whose ```ts blocks that read a kubeconfig are the cluster examples. */
 const PAGES = ["README.md", "docs/cluster-and-informer.md"];
 
-/** The entry points the examples import, longest first, and the sources each stands for today. */
+/** The entry points the examples import, longest first, and the sources each stands for. */
 const ENTRY_POINTS: [string, string][] = [
-  ["watchwire/kubernetes", "kinds.ts"],
-  ["watchwire/kinds", "kinds.ts"],
+  ["watchwire/wire", "wire.ts"],
+  ["watchwire/kubernetes", "kubernetes.ts"],
+  ["watchwire/capture", "capture.ts"],
+  ["watchwire/cli", "cli.ts"],
   ["watchwire", "mod.ts"],
 ];
 

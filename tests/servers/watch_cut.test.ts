@@ -19,6 +19,7 @@ import { type ResourceRef, watchUrl } from "../../src/cluster/resource.ts";
 import { watch } from "../../src/cluster/watch.ts";
 import { DecodeError } from "../../src/errors.ts";
 import type { WatchEvent } from "../../src/events.ts";
+import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import type { Fault } from "../peers/fault_proxy.ts";
 import { apiRequest, namespaceName, RUNTIME, sharedCluster, sharedFaultProxy } from "./_cluster.ts";
 
@@ -82,7 +83,13 @@ for (const format of ["json", "protobuf"] as const) {
           });
         }
         const watchFrom = (signal?: AbortSignal) =>
-          watch(viaProxy, ref, { format, resourceVersion: from, timeoutSeconds: 2, ...(signal ? { signal } : {}) });
+          watch(viaProxy, ref, {
+            format,
+            protobuf: { decoders: builtinDecoders },
+            resourceVersion: from,
+            timeoutSeconds: 2,
+            ...(signal ? { signal } : {}),
+          });
 
         // The whole body once, untouched: the events, and the bytes where each ends.
         const whole = await readAll(await watchFrom());

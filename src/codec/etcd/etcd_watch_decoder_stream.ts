@@ -21,7 +21,8 @@ import {
  *
  * @example
  * ```ts
- * import { DecodeError, type EtcdWatchDecoderOptions, EtcdWatchDecoderStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { type EtcdWatchDecoderOptions, EtcdWatchDecoderStream } from "watchwire/wire";
  *
  * const options: EtcdWatchDecoderOptions = { maxFragmentedBytes: 4 }; // tiny, to show the limit
  * const part = Uint8Array.of(0x10, 1, 0x38, 1); // watch_id 1, fragment: true (4 bytes)
@@ -62,7 +63,7 @@ interface Pending {
  *
  * @example
  * ```ts
- * import { EtcdWatchDecoderStream } from "watchwire";
+ * import { EtcdWatchDecoderStream } from "watchwire/wire";
  *
  * const kv = [0x0a, 1, 0x61, 0x18, 7, 0x2a, 1, 0x62]; // key "a", mod_revision 7, value "b"
  * const event = [0x12, kv.length, ...kv]; // PUT
@@ -129,7 +130,7 @@ function tooLarge(offset: number, max: number): DecodeError {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, etcdEventToJson, type EtcdKeyValueJson } from "watchwire";
+ * import { decodeEtcdWatchResponse, etcdEventToJson, type EtcdKeyValueJson } from "watchwire/wire";
  *
  * const kv = [0x0a, 1, 0x61, 0x18, 7, 0x2a, 1, 0x62]; // key "a", mod_revision 7, value "b"
  * const event = [0x12, kv.length, ...kv];
@@ -159,7 +160,7 @@ export interface EtcdKeyValueJson {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, type EtcdEventJson, etcdEventToJson } from "watchwire";
+ * import { decodeEtcdWatchResponse, type EtcdEventJson, etcdEventToJson } from "watchwire/wire";
  *
  * const prev = [0x0a, 1, 0x61, 0x10, 7, 0x18, 7, 0x20, 1, 0x2a, 1, 0x62]; // "a" = "b" at revision 7
  * const kv = [0x0a, 1, 0x61, 0x18, 8]; // "a", deleted at revision 8
@@ -224,7 +225,7 @@ function kvToJson(kv: EtcdKeyValue): EtcdKeyValueJson {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, etcdEventToJson } from "watchwire";
+ * import { decodeEtcdWatchResponse, etcdEventToJson } from "watchwire/wire";
  *
  * const kv = [0x0a, 1, 0x61, 0x10, 7, 0x18, 7, 0x20, 1, 0x2a, 1, 0x62]; // "a" = "b" at revision 7, version 1
  * const event = [0x12, kv.length, ...kv];
@@ -247,7 +248,7 @@ export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
  *
  * @example
  * ```ts
- * import { type EtcdKeyValue, kubernetesValue, type KubernetesValue } from "watchwire";
+ * import { type EtcdKeyValue, kubernetesValue, type KubernetesValue } from "watchwire/wire";
  *
  * const stored = (value: string): EtcdKeyValue => ({
  *   key: new TextEncoder().encode("/registry/configmaps/default/a"), value: new TextEncoder().encode(value),
@@ -291,7 +292,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  *
  * @example
  * ```ts
- * import { kubernetesValue } from "watchwire";
+ * import { kubernetesValue } from "watchwire/wire";
  *
  * const kv = (value: string) => ({
  *   key: new Uint8Array(0), value: new TextEncoder().encode(value),

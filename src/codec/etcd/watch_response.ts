@@ -12,7 +12,7 @@ import { ProtobufReader } from "../protobuf/reader.ts";
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, type EtcdResponseHeader } from "watchwire";
+ * import { decodeEtcdWatchResponse, type EtcdResponseHeader } from "watchwire/wire";
  *
  * const fields = [0x18, 42, 0x20, 2]; // revision 42, raft_term 2
  * const header: EtcdResponseHeader = decodeEtcdWatchResponse(Uint8Array.of(0x0a, fields.length, ...fields)).header;
@@ -35,7 +35,7 @@ export interface EtcdResponseHeader {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, type EtcdKeyValue } from "watchwire";
+ * import { decodeEtcdWatchResponse, type EtcdKeyValue } from "watchwire/wire";
  *
  * // kv { key "/k", create_revision 5, mod_revision 9, version 3, value "v1" }
  * const fields = [0x0a, 2, 0x2f, 0x6b, 0x10, 5, 0x18, 9, 0x20, 3, 0x2a, 2, 0x76, 0x31];
@@ -66,7 +66,7 @@ export interface EtcdKeyValue {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse, type EtcdEvent } from "watchwire";
+ * import { decodeEtcdWatchResponse, type EtcdEvent } from "watchwire/wire";
  *
  * const put = [0x12, 5, 0x0a, 1, 0x61, 0x18, 7]; // PUT, kv { key "a", mod_revision 7 }
  * const del = [0x08, 1, 0x12, 5, 0x0a, 1, 0x61, 0x18, 8]; // DELETE, kv { key "a", mod_revision 8 }
@@ -91,7 +91,7 @@ export interface EtcdEvent {
  *
  * @example
  * ```ts
- * import { EtcdWatchDecoderStream, type EtcdWatchResponse } from "watchwire";
+ * import { EtcdWatchDecoderStream, type EtcdWatchResponse } from "watchwire/wire";
  *
  * const onResponse = (response: EtcdWatchResponse) => {
  *   if (response.created) console.log("watch", response.watchId, "created");
@@ -250,7 +250,7 @@ function readEvent(r: ProtobufReader): EtcdEvent {
  *
  * @example
  * ```ts
- * import { decodeEtcdWatchResponse } from "watchwire";
+ * import { decodeEtcdWatchResponse } from "watchwire/wire";
  *
  * // watch_id = 1, events = [{ type: PUT, kv: { key: "a", mod_revision: 7, value: "b" } }]
  * const kv = [0x0a, 1, 0x61, 0x18, 7, 0x2a, 1, 0x62];

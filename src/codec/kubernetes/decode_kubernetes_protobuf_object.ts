@@ -14,12 +14,12 @@ import type { JsonObject } from "./registry.ts";
  * {@linkcode KubernetesProtobufObject} (`kind`, `apiVersion`, `metadata`, and the bytes), as does every kind but
  * `Status` in `mode: "metadata"`. The envelope's `contentType` may say `application/json` (then `raw` is JSON, parsed
  * as such); any other type but protobuf is `CONTENT_TYPE_UNSUPPORTED`. Errors are {@linkcode DecodeError}s at
- * `baseOffset` + their position in `bytes`. The kinds known are those of `options.decoders`: by default every
- * built-in kind from the `watchwire` entry point, none but `Status` from `watchwire/core`.
+ * `baseOffset` + their position in `bytes`. The kinds known are those of `options.decoders`
+ * (`createKubernetesDecoders([coreV1])`, `builtinDecoders`), none but `Status` by default.
  *
  * @example
  * ```ts
- * import { decodeKubernetesProtobufObject } from "watchwire";
+ * import { decodeKubernetesProtobufObject } from "watchwire/kubernetes";
  *
  * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Status" }, raw: Status { code: 410 } }
  * const bytes = Uint8Array.of(

@@ -34,7 +34,8 @@ import type { FrameOwnership } from "../../framing/frame_splitter.ts";
  *
  * @example
  * ```ts
- * import { decodeKubernetesProtobufObject, KubernetesProtobufObject, type KubernetesProtobufMode } from "watchwire";
+ * import { KubernetesProtobufObject, type KubernetesProtobufMode } from "watchwire";
+ * import { decodeKubernetesProtobufObject } from "watchwire/kubernetes";
  *
  * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
  * const pod = Uint8Array.of(
@@ -54,7 +55,8 @@ export type KubernetesProtobufMode = "full" | "metadata";
  *
  * @example
  * ```ts
- * import { coreV1, createKubernetesDecoders, decodeKubernetesProtobufObject, type KubernetesProtobufOptions } from "watchwire";
+ * import type { KubernetesProtobufOptions } from "watchwire";
+ * import { coreV1, createKubernetesDecoders, decodeKubernetesProtobufObject } from "watchwire/kubernetes";
  *
  * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
  * const pod = Uint8Array.of(
@@ -67,9 +69,9 @@ export type KubernetesProtobufMode = "full" | "metadata";
  */
 export interface KubernetesProtobufOptions {
   /**
-   * The object decoders by `apiVersion` and `kind`. Default, from the `watchwire` entry point: `builtinDecoders` (every
-   * built-in kind); from `watchwire/core`: none but `v1` `Status` (other kinds decode as unknown ones), so that a
-   * bundle holds only the group/versions named here (`createKubernetesDecoders([coreV1])`).
+   * The object decoders by `apiVersion` and `kind`, from `watchwire/kubernetes`: `createKubernetesDecoders([coreV1])`
+   * for core/v1's kinds, `builtinDecoders` for every built-in kind. Default: none but `v1` `Status` (other kinds
+   * decode as {@linkcode KubernetesProtobufObject}s), so that a bundle holds only the group/versions named here.
    */
   decoders?: KubernetesProtobufDecoders;
   /** `"full"` (default) or `"metadata"`: see {@linkcode KubernetesProtobufMode}. */
@@ -96,7 +98,8 @@ export interface KubernetesProtobufOptions {
  *
  * @example
  * ```ts
- * import { KubernetesProtobufObject, KubernetesProtobufWatchDecoder, type KubernetesProtobufInputViews } from "watchwire";
+ * import { KubernetesProtobufObject, type KubernetesProtobufInputViews } from "watchwire";
+ * import { KubernetesProtobufWatchDecoder } from "watchwire/kubernetes";
  *
  * // One watch event (ADDED, an unknown kind kept as bytes) in a read of 64 KiB.
  * const text = (s: string) => [...new TextEncoder().encode(s)];

@@ -15,7 +15,7 @@ import type { GroupVersionDecoders, KubernetesProtobufDecoders, ObjectDecoder } 
  *
  * @example
  * ```ts
- * import { coreV1, createKubernetesDecoders } from "watchwire";
+ * import { coreV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([coreV1]);
  * console.log(decoders.decoder("v1", "Pod") !== undefined, decoders.decoder("apps/v1", "Deployment")); // true undefined

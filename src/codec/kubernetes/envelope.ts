@@ -17,7 +17,7 @@ const LEN = 2;
  *
  * @example
  * ```ts
- * import { hasKubernetesProtobufMagic } from "watchwire";
+ * import { hasKubernetesProtobufMagic } from "watchwire/kubernetes";
  *
  * console.log(hasKubernetesProtobufMagic(new TextEncoder().encode("k8s\0\x0a\x00"))); // true
  * console.log(hasKubernetesProtobufMagic(new TextEncoder().encode('{"kind":"Pod"}'))); // false
@@ -37,7 +37,7 @@ function magicAt(bytes: Uint8Array, start: number, end: number): boolean {
  *
  * @example
  * ```ts
- * import { type KubernetesEnvelope, parseKubernetesEnvelope } from "watchwire";
+ * import { type KubernetesEnvelope, parseKubernetesEnvelope } from "watchwire/kubernetes";
  *
  * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
  * const pod = Uint8Array.of(
@@ -80,7 +80,7 @@ export function wrongWireType(c: ProtobufCursor, at: number, tag: number, messag
  *
  * @example
  * ```ts
- * import { parseKubernetesEnvelope } from "watchwire";
+ * import { parseKubernetesEnvelope } from "watchwire/kubernetes";
  *
  * // k8s\0, typeMeta {apiVersion "v1", kind "Pod"}, raw [0x0a, 0x00]
  * const bytes = Uint8Array.of(0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 2, 0x0a, 0);

@@ -24,7 +24,8 @@ const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
  *
  * @example
  * ```ts
- * import { DecodeError, KubernetesProtobufWatchDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { KubernetesProtobufWatchDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire/kubernetes";
  *
  * const options: KubernetesProtobufWatchOptions = { mode: "metadata", maxEventBytes: 1024 };
  * const body = new Blob([Uint8Array.of(0, 0, 0x10, 0)]).stream(); // a frame announcing 4096 bytes
@@ -47,7 +48,8 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchDecoder, type WatchEvent } from "watchwire";
+ * import type { WatchEvent } from "watchwire";
+ * import { KubernetesProtobufWatchDecoder } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];

@@ -20,8 +20,8 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  * (the event's type, the envelope, the tags and lengths of the object's fields, its metadata) is read from the input
  * chunks themselves.
  *
- * Objects are decoded by `options.decoders` (default: every built-in kind; from the `watchwire/core` entry point, none
- * but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
+ * Objects are decoded by `options.decoders` (`createKubernetesDecoders([coreV1])`, `builtinDecoders`; by default
+ * none but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
  * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes (metadata
  * mode, or a kind the decoders do not know) holds a view of its frame when the frame was copied into a buffer of its
@@ -39,7 +39,7 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchDecoderStream } from "watchwire";
+ * import { KubernetesProtobufWatchDecoderStream } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];

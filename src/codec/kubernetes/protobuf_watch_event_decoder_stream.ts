@@ -22,7 +22,8 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchEventDecoderStream, LengthPrefixedDecoderStream } from "watchwire";
+ * import { LengthPrefixedDecoderStream } from "watchwire/wire";
+ * import { KubernetesProtobufWatchEventDecoderStream } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { decodeKubernetesProtobufObject, type JsonObject } from "watchwire";
+ * import { decodeKubernetesProtobufObject, type JsonObject } from "watchwire/kubernetes";
  *
  * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Status" }, raw: Status { code: 410 } }
  * const bytes = Uint8Array.of(
@@ -31,7 +31,7 @@ export type JsonObject = Record<string, unknown>;
  *
  * @example
  * ```ts
- * import { createKubernetesDecoders, decodeKubernetesProtobufObject, type ObjectDecoder } from "watchwire";
+ * import { createKubernetesDecoders, decodeKubernetesProtobufObject, type ObjectDecoder } from "watchwire/kubernetes";
  *
  * // A custom kind whose message has one field: `replicas` (field 2, a varint below 128 here).
  * const decodeWidget: ObjectDecoder = (bytes, start, end, target) => {
@@ -59,7 +59,7 @@ export type ObjectDecoder = (
  *
  * @example
  * ```ts
- * import { appsV1, createKubernetesDecoders, type GroupVersionDecoders } from "watchwire";
+ * import { appsV1, createKubernetesDecoders, type GroupVersionDecoders } from "watchwire/kubernetes";
  *
  * console.log(appsV1.apiVersion, "Deployment" in appsV1.kinds, appsV1.metadata?.DeploymentList); // apps/v1 true list
  * // Deployments only: a group/version of one kind.
@@ -86,7 +86,8 @@ export interface GroupVersionDecoders {
  *
  * @example
  * ```ts
- * import { builtinDecoders, type KubernetesProtobufDecoders } from "watchwire";
+ * import type { KubernetesProtobufDecoders } from "watchwire";
+ * import { builtinDecoders } from "watchwire/kubernetes";
  *
  * const decoders: KubernetesProtobufDecoders = builtinDecoders;
  * console.log(decoders.decoder("v1", "Pod") !== undefined, decoders.decoder("example.com/v1", "Widget")); // true undefined

@@ -12,9 +12,8 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  * Decodes the frames of a Kubernetes protobuf watch (`application/vnd.kubernetes.protobuf;stream=watch`), each a raw
  * `meta.v1.WatchEvent` message: `type` = 1 (ADDED, MODIFIED, DELETED, BOOKMARK or ERROR), `object` = 2, a
  * `RawExtension` whose `raw` (1) is the object's `k8s\0` + `runtime.Unknown` envelope. The object is decoded as
- * {@linkcode decodeKubernetesProtobufObject} says (the kinds of `options.decoders`: by default every built-in kind from
- * the `watchwire` entry point, none but `Status` from `watchwire/core`), in the `mode` of the options (`ERROR` events
- * always in full).
+ * {@linkcode decodeKubernetesProtobufObject} says (the kinds of `options.decoders`, none but `Status` by default), in
+ * the `mode` of the options (`ERROR` events always in full).
  *
  * Errors are {@linkcode DecodeError}s whose offset is `baseOffset` + the position in the frame: malformed protobuf,
  * a known field with the wrong wire type, bad magic and a missing object are `MESSAGE_INVALID`, a missing `type`
@@ -23,7 +22,7 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchEventDecoder } from "watchwire";
+ * import { KubernetesProtobufWatchEventDecoder } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = Uint8Array.of(0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);

@@ -20,7 +20,8 @@ import type { MsgpackEventDecoderOptions } from "./msgpack_event_decoder_stream.
  *
  * @example
  * ```ts
- * import { BatchDecoderStream, MsgpackEventDecoder, MsgpackEventEncoderStream, type WatchEvent } from "watchwire";
+ * import type { WatchEvent } from "watchwire";
+ * import { BatchDecoderStream, MsgpackEventDecoder, MsgpackEventEncoderStream } from "watchwire/wire";
  *
  * const events: WatchEvent[] = ["a", "b", "c"].map((name) => ({ type: "ADDED", object: { metadata: { name } } }));
  * const recording = new Uint8Array(

@@ -12,7 +12,12 @@ import { MsgpackEventDecoder } from "./msgpack_event_decoder.ts";
  *
  * @example
  * ```ts
- * import { DecodeError, MsgpackEventDecoderStream, type MsgpackEventDecoderOptions, MsgpackEventEncoderStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import {
+ *   MsgpackEventDecoderStream,
+ *   type MsgpackEventDecoderOptions,
+ *   MsgpackEventEncoderStream,
+ * } from "watchwire/wire";
  *
  * const options: MsgpackEventDecoderOptions = { maxEventBytes: 1024 };
  * const event = { type: "ADDED", object: { kind: "Pod", metadata: { name: "x".repeat(2000) } } } as const;
@@ -49,7 +54,8 @@ export interface MsgpackEventDecoderOptions {
  *
  * @example
  * ```ts
- * import { DecodeError, MsgpackEventDecoderStream, MsgpackEventEncoderStream } from "watchwire";
+ * import { DecodeError } from "watchwire";
+ * import { MsgpackEventDecoderStream, MsgpackEventEncoderStream } from "watchwire/wire";
  *
  * const event = { type: "ADDED", object: { kind: "ConfigMap", metadata: { name: "a" }, data: { k: "v" } } } as const;
  * const bytes = new Uint8Array(

@@ -12,7 +12,8 @@ import { MsgpackEventWriter } from "./msgpack_event_writer.ts";
  *
  * @example
  * ```ts
- * import { MsgpackEventEncoderStream, type MsgpackEventEncoderOptions, type WatchEvent } from "watchwire";
+ * import type { WatchEvent } from "watchwire";
+ * import { MsgpackEventEncoderStream, type MsgpackEventEncoderOptions } from "watchwire/wire";
  *
  * const options: MsgpackEventEncoderOptions = { maxEventBytes: 1024 };
  * const events: WatchEvent[] = [
@@ -54,7 +55,8 @@ export interface MsgpackEventEncoderOptions {
  *
  * @example
  * ```ts
- * import { MsgpackEventDecoderStream, MsgpackEventEncoderStream, type WatchEvent } from "watchwire";
+ * import type { WatchEvent } from "watchwire";
+ * import { MsgpackEventDecoderStream, MsgpackEventEncoderStream } from "watchwire/wire";
  *
  * const events: WatchEvent[] = [
  *   { type: "ADDED", object: { kind: "Pod", metadata: { name: "web", resourceVersion: "7" } } },

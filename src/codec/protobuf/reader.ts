@@ -13,7 +13,7 @@ import { ProtobufCursor } from "./cursor.ts";
  *
  * @example
  * ```ts
- * import { ProtobufWireType } from "watchwire";
+ * import { ProtobufWireType } from "watchwire/wire";
  *
  * const tag = 0x12; // field 2, length-delimited
  * console.log(tag >>> 3, (tag & 7) === ProtobufWireType.LEN); // 2 true
@@ -52,7 +52,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  *
  * @example
  * ```ts
- * import { ProtobufReader, ProtobufWireType } from "watchwire";
+ * import { ProtobufReader, ProtobufWireType } from "watchwire/wire";
  *
  * // field 1 (varint) = 150, field 2 (bytes) = "hi"
  * const reader = new ProtobufReader(Uint8Array.of(0x08, 0x96, 0x01, 0x12, 0x02, 0x68, 0x69));

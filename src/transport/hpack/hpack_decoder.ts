@@ -15,8 +15,8 @@ import { STATIC_NAMES, STATIC_TABLE_LENGTH, STATIC_VALUES } from "./static_table
  *
  * @example
  * ```ts
- * import { HpackDecoder } from "watchwire";
- * import type { HeaderField } from "watchwire";
+ * import { HpackDecoder } from "watchwire/wire";
+ * import type { HeaderField } from "watchwire/wire";
  *
  * // ":method: GET", ":path: /" as HPACK indexed fields (static table entries 2 and 4).
  * const fields: HeaderField[] = new HpackDecoder().decode(Uint8Array.of(0x82, 0x84));
@@ -30,8 +30,8 @@ export type HeaderField = [name: string, value: string];
  *
  * @example
  * ```ts
- * import { HpackDecoder } from "watchwire";
- * import type { DecodedHeaderBlock } from "watchwire";
+ * import { HpackDecoder } from "watchwire/wire";
+ * import type { DecodedHeaderBlock } from "watchwire/wire";
  *
  * // ":method: GET" (indexed), then "authorization: secret" as a literal never indexed (static name entry 23).
  * const bytes = Uint8Array.of(0x82, 0x1f, 0x08, 6, ...new TextEncoder().encode("secret"));
@@ -55,8 +55,8 @@ export interface DecodedHeaderBlock {
  *
  * @example
  * ```ts
- * import { HpackDecoder } from "watchwire";
- * import type { HpackDecoderOptions } from "watchwire";
+ * import { HpackDecoder } from "watchwire/wire";
+ * import type { HpackDecoderOptions } from "watchwire/wire";
  *
  * // A peer that announced SETTINGS_HEADER_TABLE_SIZE = 0: no dynamic table at all.
  * const options: HpackDecoderOptions = { maxTableSize: 0, maxHeaderListSize: 16384, maxStringLength: 4096 };
@@ -111,7 +111,7 @@ function checkSize(what: string, n: number, max: number): number {
  *
  * @example
  * ```ts
- * import { HpackDecoder } from "watchwire";
+ * import { HpackDecoder } from "watchwire/wire";
  *
  * const hex = (s: string) => Uint8Array.from(s.match(/../g)!, (h) => parseInt(h, 16));
  * const decoder = new HpackDecoder();

@@ -32,8 +32,9 @@ const SETTINGS_TYPE = 0x4;
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
- * import type { Http2ConnectionDecoderOptions } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { Http2ConnectionDecoderStream } from "watchwire/capture";
+ * import type { Http2ConnectionDecoderOptions } from "watchwire/capture";
  *
  * const options: Http2ConnectionDecoderOptions = { preface: "none", maxHeaderListSize: 8192, bodyHighWaterMark: 1024 };
  * const wire = encodeHttp2Frames([
@@ -93,8 +94,9 @@ export interface Http2ConnectionDecoderOptions {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2ConnectionDecoderStream, Http2ErrorCode } from "watchwire";
- * import type { Http2StreamEnd } from "watchwire";
+ * import { encodeHttp2Frames, Http2ErrorCode } from "watchwire/wire";
+ * import { Http2ConnectionDecoderStream } from "watchwire/capture";
+ * import type { Http2StreamEnd } from "watchwire/capture";
  *
  * const wire = encodeHttp2Frames([
  *   { type: "SETTINGS", streamId: 0, parameters: [] },
@@ -127,7 +129,8 @@ export interface Http2StreamEnd {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2ConnectionDecoderStream, Http2ErrorCode, Http2StreamError } from "watchwire";
+ * import { encodeHttp2Frames, Http2ErrorCode } from "watchwire/wire";
+ * import { Http2ConnectionDecoderStream, Http2StreamError } from "watchwire/capture";
  *
  * const bytes = encodeHttp2Frames([
  *   { type: "SETTINGS", streamId: 0, parameters: [] },
@@ -177,8 +180,9 @@ export class Http2StreamError extends Error {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
- * import type { Http2Message } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { Http2ConnectionDecoderStream } from "watchwire/capture";
+ * import type { Http2Message } from "watchwire/capture";
  *
  * // Trailers: "grpc-status: 0" as an HPACK literal field with a new name (RFC 7541 §6.2.2).
  * const trailers = new TextEncoder().encode("\0\x0bgrpc-status\x010");
@@ -252,7 +256,9 @@ export interface Http2Message {
  *
  * @example
  * ```ts
- * import { decodeWatchResponse, encodeHttp2Frames, Http2ConnectionDecoderStream } from "watchwire";
+ * import { decodeWatchResponse } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { Http2ConnectionDecoderStream } from "watchwire/capture";
  *
  * const line = '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n';
  * const wire = encodeHttp2Frames([

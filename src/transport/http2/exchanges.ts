@@ -16,8 +16,9 @@ import type { Http2Settings } from "./frames.ts";
  *
  * @example
  * ```ts
- * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
- * import type { Http2Request } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { decodeHttp2Exchanges } from "watchwire/capture";
+ * import type { Http2Request } from "watchwire/capture";
  *
  * // GET / over http (HPACK static entries 2, 6, 4), then ":authority: example.com" (a literal, indexed name 1).
  * const block = Uint8Array.of(0x82, 0x86, 0x84, 0x01, 11, ...new TextEncoder().encode("example.com"));
@@ -49,8 +50,9 @@ export interface Http2Request {
  *
  * @example
  * ```ts
- * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
- * import type { Http2Exchange } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { decodeHttp2Exchanges } from "watchwire/capture";
+ * import type { Http2Exchange } from "watchwire/capture";
  *
  * // Only the server-to-client bytes: the exchanges have no request.
  * const s2c = encodeHttp2Frames([
@@ -77,8 +79,9 @@ export interface Http2Exchange {
  *
  * @example
  * ```ts
- * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
- * import type { Http2ExchangeOptions } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { decodeHttp2Exchanges } from "watchwire/capture";
+ * import type { Http2ExchangeOptions } from "watchwire/capture";
  *
  * // A server-to-client capture saved with a client preface in front (say, a file whose direction was not recorded).
  * const options: Http2ExchangeOptions = { serverPreface: "detect", maxHeaderListSize: 16384 };
@@ -115,7 +118,8 @@ export interface Http2ExchangeOptions
  *
  * @example
  * ```ts
- * import { decodeHttp2Exchanges, encodeHttp2Frames } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
+ * import { decodeHttp2Exchanges } from "watchwire/capture";
  *
  * // Client: GET / over http (static entries 2, 4, 6); server: 200 (entry 8), an empty body.
  * const c2s = encodeHttp2Frames([

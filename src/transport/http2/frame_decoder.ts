@@ -22,8 +22,8 @@ import {
  *
  * @example
  * ```ts
- * import { Http2FrameDecoder } from "watchwire";
- * import type { Http2FrameDecoderOptions } from "watchwire";
+ * import { Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2FrameDecoderOptions } from "watchwire/wire";
  *
  * // The server-to-client direction, whose client announced SETTINGS_MAX_FRAME_SIZE = 65536.
  * const options: Http2FrameDecoderOptions = { preface: "none", maxFrameSize: 65536, maxContinuationFrames: 8 };
@@ -153,7 +153,7 @@ function checkCount(name: string, n: number): number {
  *
  * @example
  * ```ts
- * import { Http2FrameDecoder } from "watchwire";
+ * import { Http2FrameDecoder } from "watchwire/wire";
  *
  * const decoder = new Http2FrameDecoder({ preface: "none" });
  * // A SETTINGS frame with one parameter (MAX_CONCURRENT_STREAMS = 100), then a PING.

@@ -12,8 +12,8 @@ import type { Http2Frame } from "./frames.ts";
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire";
- * import type { Http2FrameDecoderStreamOptions } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire/wire";
+ * import type { Http2FrameDecoderStreamOptions } from "watchwire/wire";
  *
  * // Client-to-server bytes; frames up to 64 KiB; up to 16 frames may wait unread.
  * const options: Http2FrameDecoderStreamOptions = {
@@ -38,7 +38,7 @@ export interface Http2FrameDecoderStreamOptions extends Http2FrameDecoderOptions
  *
  * @example
  * ```ts
- * import { Http2FrameDecoderStream } from "watchwire";
+ * import { Http2FrameDecoderStream } from "watchwire/wire";
  *
  * // A client's first bytes: the preface, an empty SETTINGS frame, then HEADERS on stream 1 (":method: GET", ":path: /",
  * // ":scheme: http" as HPACK indexed fields) with END_STREAM and END_HEADERS.

@@ -45,7 +45,7 @@ function putPriority(out: Uint8Array, at: number, priority: Http2Priority): void
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame } from "watchwire";
+ * import { encodeHttp2Frame } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frame({ type: "DATA", streamId: 1, endStream: true, data: new TextEncoder().encode("hi") });
  * console.log(bytes); // Uint8Array(11) [ 0, 0, 2, 0, 1, 0, 0, 0, 1, 104, 105 ]
@@ -207,7 +207,7 @@ export function encodeHttp2Frame(frame: Http2FrameInit): Uint8Array {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames } from "watchwire";
+ * import { encodeHttp2Frames } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frames([{ type: "SETTINGS", streamId: 0, parameters: [] }], { preface: true });
  * console.log(bytes.length); // 33: the 24-byte preface and an empty SETTINGS frame

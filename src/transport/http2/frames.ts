@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { HTTP2_CLIENT_PREFACE } from "watchwire";
+ * import { HTTP2_CLIENT_PREFACE } from "watchwire/wire";
  *
  * const capture = new TextEncoder().encode(HTTP2_CLIENT_PREFACE + "...");
  * console.log(new TextDecoder().decode(capture.subarray(0, 24)) === HTTP2_CLIENT_PREFACE); // true
@@ -24,7 +24,7 @@ export const HTTP2_CLIENT_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, HTTP2_FRAME_HEADER_LENGTH } from "watchwire";
+ * import { encodeHttp2Frame, HTTP2_FRAME_HEADER_LENGTH } from "watchwire/wire";
  *
  * const frame = encodeHttp2Frame({ type: "PING", streamId: 0, opaqueData: new Uint8Array(8) });
  * console.log(frame.length - HTTP2_FRAME_HEADER_LENGTH); // 8
@@ -37,7 +37,7 @@ export const HTTP2_FRAME_HEADER_LENGTH = 9;
  *
  * @example
  * ```ts
- * import { HTTP2_DEFAULT_MAX_FRAME_SIZE } from "watchwire";
+ * import { HTTP2_DEFAULT_MAX_FRAME_SIZE } from "watchwire/wire";
  *
  * console.log(HTTP2_DEFAULT_MAX_FRAME_SIZE); // 16384
  * ```
@@ -49,7 +49,7 @@ export const HTTP2_DEFAULT_MAX_FRAME_SIZE = 16384;
  *
  * @example
  * ```ts
- * import { HTTP2_MAX_FRAME_SIZE_LIMIT } from "watchwire";
+ * import { HTTP2_MAX_FRAME_SIZE_LIMIT } from "watchwire/wire";
  *
  * console.log(HTTP2_MAX_FRAME_SIZE_LIMIT === 2 ** 24 - 1); // true
  * ```
@@ -61,7 +61,7 @@ export const HTTP2_MAX_FRAME_SIZE_LIMIT = 16777215;
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameType } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameType } from "watchwire/wire";
  *
  * const frame = encodeHttp2Frame({ type: "SETTINGS", streamId: 0, parameters: [] });
  * console.log(frame[3] === Http2FrameType.SETTINGS); // true
@@ -85,8 +85,8 @@ export const Http2FrameType = {
  *
  * @example
  * ```ts
- * import { Http2FrameType } from "watchwire";
- * import type { Http2FrameTypeName } from "watchwire";
+ * import { Http2FrameType } from "watchwire/wire";
+ * import type { Http2FrameTypeName } from "watchwire/wire";
  *
  * const name: Http2FrameTypeName = "WINDOW_UPDATE";
  * console.log(name, Http2FrameType[name]); // WINDOW_UPDATE 8
@@ -100,7 +100,7 @@ export type Http2FrameTypeName = keyof typeof Http2FrameType;
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2Flag } from "watchwire";
+ * import { encodeHttp2Frame, Http2Flag } from "watchwire/wire";
  *
  * const data = encodeHttp2Frame({ type: "DATA", streamId: 1, endStream: true, data: new Uint8Array(0) });
  * console.log((data[4] & Http2Flag.END_STREAM) !== 0); // true
@@ -124,7 +124,7 @@ export const Http2Flag = {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2ErrorCode } from "watchwire";
+ * import { encodeHttp2Frame, Http2ErrorCode } from "watchwire/wire";
  *
  * const reset = encodeHttp2Frame({ type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.CANCEL });
  * console.log(reset.at(-1)); // 8
@@ -153,7 +153,7 @@ export const Http2ErrorCode = {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2SettingId } from "watchwire";
+ * import { encodeHttp2Frame, Http2SettingId } from "watchwire/wire";
  *
  * const settings = encodeHttp2Frame({
  *   type: "SETTINGS",
@@ -179,8 +179,8 @@ export const Http2SettingId = {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
- * import type { Http2FrameBase } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2FrameBase } from "watchwire/wire";
  *
  * const wire = encodeHttp2Frames([
  *   { type: "SETTINGS", streamId: 0, parameters: [] },
@@ -206,8 +206,8 @@ export interface Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2Priority } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2Priority } from "watchwire/wire";
  *
  * const priority: Http2Priority = { exclusive: true, streamDependency: 1, weight: 256 };
  * const bytes = encodeHttp2Frame({ type: "PRIORITY", streamId: 3, priority });
@@ -232,8 +232,8 @@ export interface Http2Priority {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2DataFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2DataFrame } from "watchwire/wire";
  *
  * const data = new TextEncoder().encode("hi");
  * const bytes = encodeHttp2Frame({ type: "DATA", streamId: 1, endStream: true, padLength: 3, data });
@@ -268,8 +268,8 @@ export interface Http2DataFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2HeadersFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2HeadersFrame } from "watchwire/wire";
  *
  * // ":status: 200" as an HPACK indexed field (static table entry 8).
  * const bytes = encodeHttp2Frame({ type: "HEADERS", streamId: 1, endHeaders: true, fragment: Uint8Array.of(0x88) });
@@ -302,8 +302,8 @@ export interface Http2HeadersFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2PriorityFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2PriorityFrame } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frame({
  *   type: "PRIORITY",
@@ -329,8 +329,8 @@ export interface Http2PriorityFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire";
- * import type { Http2RstStreamFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2RstStreamFrame } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frame({ type: "RST_STREAM", streamId: 1, errorCode: Http2ErrorCode.CANCEL });
  * const onReset = (frame: Http2RstStreamFrame) =>
@@ -352,8 +352,8 @@ export interface Http2RstStreamFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder, Http2SettingId } from "watchwire";
- * import type { Http2Settings } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder, Http2SettingId } from "watchwire/wire";
+ * import type { Http2Settings } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frame({
  *   type: "SETTINGS",
@@ -391,8 +391,8 @@ export interface Http2Settings {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoder, Http2SettingId } from "watchwire";
- * import type { Http2SettingsFrame } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoder, Http2SettingId } from "watchwire/wire";
+ * import type { Http2SettingsFrame } from "watchwire/wire";
  *
  * const { MAX_CONCURRENT_STREAMS } = Http2SettingId;
  * const wire = encodeHttp2Frames([
@@ -427,8 +427,8 @@ export interface Http2SettingsFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2PushPromiseFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2PushPromiseFrame } from "watchwire/wire";
  *
  * // The promised request's field block: ":method: GET", ":path: /" (HPACK static entries 2 and 4).
  * const bytes = encodeHttp2Frame({
@@ -465,8 +465,8 @@ export interface Http2PushPromiseFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2PingFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2PingFrame } from "watchwire/wire";
  *
  * const opaqueData = Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8);
  * const bytes = encodeHttp2Frame({ type: "PING", streamId: 0, ack: true, opaqueData });
@@ -490,8 +490,8 @@ export interface Http2PingFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire";
- * import type { Http2GoawayFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2ErrorCode, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2GoawayFrame } from "watchwire/wire";
  *
  * const bytes = encodeHttp2Frame({
  *   type: "GOAWAY",
@@ -523,8 +523,8 @@ export interface Http2GoawayFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
- * import type { Http2WindowUpdateFrame } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2WindowUpdateFrame } from "watchwire/wire";
  *
  * const wire = encodeHttp2Frames([
  *   { type: "WINDOW_UPDATE", streamId: 0, increment: 1048576 },
@@ -551,8 +551,8 @@ export interface Http2WindowUpdateFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
- * import type { Http2ContinuationFrame } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2ContinuationFrame } from "watchwire/wire";
  *
  * // A field block in two fragments: HEADERS without END_HEADERS, then a CONTINUATION that ends it.
  * const wire = encodeHttp2Frames([
@@ -581,8 +581,8 @@ export interface Http2ContinuationFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire";
- * import type { Http2UnknownFrame } from "watchwire";
+ * import { encodeHttp2Frame, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2UnknownFrame } from "watchwire/wire";
  *
  * // An extension frame: ORIGIN (type 0xc, RFC 8336), with no origins.
  * const bytes = encodeHttp2Frame({ type: "UNKNOWN", streamId: 0, frameType: 0xc, payload: new Uint8Array(0) });
@@ -606,8 +606,8 @@ export interface Http2UnknownFrame extends Http2FrameBase {
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire";
- * import type { Http2Frame } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoderStream } from "watchwire/wire";
+ * import type { Http2Frame } from "watchwire/wire";
  *
  * function describe(frame: Http2Frame): string {
  *   switch (frame.type) {
@@ -651,8 +651,8 @@ export type Http2Frame =
  *
  * @example
  * ```ts
- * import { encodeHttp2Frame } from "watchwire";
- * import type { Http2DataFrame, Http2FrameInitOf } from "watchwire";
+ * import { encodeHttp2Frame } from "watchwire/wire";
+ * import type { Http2DataFrame, Http2FrameInitOf } from "watchwire/wire";
  *
  * // No offset, length or flags to give; endStream, padded and padLength may be left out.
  * const init: Http2FrameInitOf<Http2DataFrame> = { type: "DATA", streamId: 1, data: new TextEncoder().encode("ok") };
@@ -685,8 +685,8 @@ export type Http2FrameInitOf<F extends Http2Frame> =
  *
  * @example
  * ```ts
- * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire";
- * import type { Http2FrameInit } from "watchwire";
+ * import { encodeHttp2Frames, Http2FrameDecoder } from "watchwire/wire";
+ * import type { Http2FrameInit } from "watchwire/wire";
  *
  * const frames: Http2FrameInit[] = [
  *   { type: "SETTINGS", streamId: 0, parameters: [] },

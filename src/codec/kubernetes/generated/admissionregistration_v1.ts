@@ -1340,7 +1340,7 @@ export function f_WebhookClientConfig(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { admissionregistrationV1, createKubernetesDecoders } from "watchwire";
+ * import { admissionregistrationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([admissionregistrationV1]);
  * console.log(decoders.decoder("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy") !== undefined); // true

@@ -22,7 +22,7 @@ import {
  *
  * @example
  * ```ts
- * import { admissionregistrationV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { admissionregistrationV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([admissionregistrationV1alpha1]);
  * console.log(decoders.decoder("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy") !== undefined); // true

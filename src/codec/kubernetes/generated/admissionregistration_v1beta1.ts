@@ -324,7 +324,7 @@ export function f_ValidatingWebhookConfigurationList(o: JsonObject): JsonObject 
  *
  * @example
  * ```ts
- * import { admissionregistrationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { admissionregistrationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([admissionregistrationV1beta1]);
  * console.log(decoders.decoder("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy") !== undefined); // true

@@ -70,7 +70,7 @@ import { storagemigrationV1beta1 } from "./storagemigration_v1beta1.ts";
  *
  * @example
  * ```ts
- * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire";
+ * import { appsV1, BUILTIN_GROUP_VERSIONS, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * console.log(BUILTIN_GROUP_VERSIONS.length, BUILTIN_GROUP_VERSIONS.includes(appsV1)); // 56 true
  * // Every built-in kind but those of alpha and beta group/versions:
@@ -144,7 +144,7 @@ export const BUILTIN_GROUP_VERSIONS: readonly GroupVersionDecoders[] = [
  *
  * @example
  * ```ts
- * import { builtinDecoders } from "watchwire";
+ * import { builtinDecoders } from "watchwire/kubernetes";
  *
  * console.log(builtinDecoders.decoder("apps/v1", "Deployment") !== undefined); // true
  * ```

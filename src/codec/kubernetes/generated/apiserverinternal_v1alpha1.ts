@@ -236,7 +236,7 @@ export function f_StorageVersionStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { internalApiserverV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { internalApiserverV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([internalApiserverV1alpha1]);
  * console.log(decoders.decoder("internal.apiserver.k8s.io/v1alpha1", "StorageVersion") !== undefined); // true

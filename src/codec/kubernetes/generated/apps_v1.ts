@@ -1262,7 +1262,7 @@ export function f_StatefulSetUpdateStrategy(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { appsV1, createKubernetesDecoders } from "watchwire";
+ * import { appsV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([appsV1]);
  * console.log(decoders.decoder("apps/v1", "ControllerRevision") !== undefined); // true

@@ -553,7 +553,7 @@ export function f_StatefulSetStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { appsV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { appsV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([appsV1beta1]);
  * console.log(decoders.decoder("apps/v1beta1", "ControllerRevision") !== undefined); // true

@@ -25,7 +25,7 @@ import { m_Scale as apps_v1beta1_m_Scale } from "./apps_v1beta1.ts";
  *
  * @example
  * ```ts
- * import { appsV1beta2, createKubernetesDecoders } from "watchwire";
+ * import { appsV1beta2, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([appsV1beta2]);
  * console.log(decoders.decoder("apps/v1beta2", "ControllerRevision") !== undefined); // true

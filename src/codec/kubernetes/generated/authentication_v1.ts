@@ -401,7 +401,7 @@ export function f_UserInfo(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { authenticationV1, createKubernetesDecoders } from "watchwire";
+ * import { authenticationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([authenticationV1]);
  * console.log(decoders.decoder("authentication.k8s.io/v1", "SelfSubjectReview") !== undefined); // true

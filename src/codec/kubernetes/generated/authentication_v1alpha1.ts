@@ -13,7 +13,7 @@ import { m_SelfSubjectReview as authentication_v1_m_SelfSubjectReview } from "./
  *
  * @example
  * ```ts
- * import { authenticationV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { authenticationV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([authenticationV1alpha1]);
  * console.log(decoders.decoder("authentication.k8s.io/v1alpha1", "SelfSubjectReview") !== undefined); // true

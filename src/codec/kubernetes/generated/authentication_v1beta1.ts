@@ -156,7 +156,7 @@ export function f_UserInfo(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { authenticationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { authenticationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([authenticationV1beta1]);
  * console.log(decoders.decoder("authentication.k8s.io/v1beta1", "SelfSubjectReview") !== undefined); // true

@@ -640,7 +640,7 @@ export function f_SubjectRulesReviewStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { authorizationV1, createKubernetesDecoders } from "watchwire";
+ * import { authorizationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([authorizationV1]);
  * console.log(decoders.decoder("authorization.k8s.io/v1", "LocalSubjectAccessReview") !== undefined); // true

@@ -167,7 +167,7 @@ export function f_SubjectAccessReviewSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { authorizationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { authorizationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([authorizationV1beta1]);
  * console.log(decoders.decoder("authorization.k8s.io/v1beta1", "LocalSubjectAccessReview") !== undefined); // true

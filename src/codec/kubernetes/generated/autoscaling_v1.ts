@@ -250,7 +250,7 @@ export function f_ScaleStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { autoscalingV1, createKubernetesDecoders } from "watchwire";
+ * import { autoscalingV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([autoscalingV1]);
  * console.log(decoders.decoder("autoscaling/v1", "HorizontalPodAutoscaler") !== undefined); // true

@@ -792,7 +792,7 @@ export function f_ResourceMetricStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { autoscalingV2, createKubernetesDecoders } from "watchwire";
+ * import { autoscalingV2, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([autoscalingV2]);
  * console.log(decoders.decoder("autoscaling/v2", "HorizontalPodAutoscaler") !== undefined); // true

@@ -742,7 +742,7 @@ export function f_UncountedTerminatedPods(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { batchV1, createKubernetesDecoders } from "watchwire";
+ * import { batchV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([batchV1]);
  * console.log(decoders.decoder("batch/v1", "CronJob") !== undefined); // true

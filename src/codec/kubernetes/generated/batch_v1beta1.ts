@@ -13,7 +13,7 @@ import { m_CronJob as batch_v1_m_CronJob, m_CronJobList as batch_v1_m_CronJobLis
  *
  * @example
  * ```ts
- * import { batchV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { batchV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([batchV1beta1]);
  * console.log(decoders.decoder("batch/v1beta1", "CronJob") !== undefined); // true

@@ -516,7 +516,7 @@ export function f_PodCertificateRequestStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { certificatesV1, createKubernetesDecoders } from "watchwire";
+ * import { certificatesV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([certificatesV1]);
  * console.log(decoders.decoder("certificates.k8s.io/v1", "CertificateSigningRequest") !== undefined); // true

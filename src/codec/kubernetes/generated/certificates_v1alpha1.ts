@@ -16,7 +16,7 @@ import {
  *
  * @example
  * ```ts
- * import { certificatesV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { certificatesV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([certificatesV1alpha1]);
  * console.log(decoders.decoder("certificates.k8s.io/v1alpha1", "ClusterTrustBundle") !== undefined); // true

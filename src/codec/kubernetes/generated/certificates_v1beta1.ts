@@ -323,7 +323,7 @@ export function f_PodCertificateRequestSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { certificatesV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { certificatesV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([certificatesV1beta1]);
  * console.log(decoders.decoder("certificates.k8s.io/v1beta1", "CertificateSigningRequest") !== undefined); // true

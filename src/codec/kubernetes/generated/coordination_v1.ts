@@ -117,7 +117,7 @@ export function f_LeaseSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { coordinationV1, createKubernetesDecoders } from "watchwire";
+ * import { coordinationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([coordinationV1]);
  * console.log(decoders.decoder("coordination.k8s.io/v1", "Lease") !== undefined); // true

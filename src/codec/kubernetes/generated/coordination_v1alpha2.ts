@@ -124,7 +124,7 @@ export function f_LeaseCandidateSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { coordinationV1alpha2, createKubernetesDecoders } from "watchwire";
+ * import { coordinationV1alpha2, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([coordinationV1alpha2]);
  * console.log(decoders.decoder("coordination.k8s.io/v1alpha2", "LeaseCandidate") !== undefined); // true

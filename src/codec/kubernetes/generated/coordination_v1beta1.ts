@@ -17,7 +17,7 @@ import {
  *
  * @example
  * ```ts
- * import { coordinationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { coordinationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([coordinationV1beta1]);
  * console.log(decoders.decoder("coordination.k8s.io/v1beta1", "Lease") !== undefined); // true

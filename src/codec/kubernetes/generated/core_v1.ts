@@ -10869,7 +10869,7 @@ export function f_WindowsSecurityContextOptions(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { coreV1, createKubernetesDecoders } from "watchwire";
+ * import { coreV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([coreV1]);
  * console.log(decoders.decoder("v1", "Binding") !== undefined); // true

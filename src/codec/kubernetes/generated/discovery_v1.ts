@@ -304,7 +304,7 @@ export function f_ForZone(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { discoveryV1, createKubernetesDecoders } from "watchwire";
+ * import { discoveryV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([discoveryV1]);
  * console.log(decoders.decoder("discovery.k8s.io/v1", "EndpointSlice") !== undefined); // true

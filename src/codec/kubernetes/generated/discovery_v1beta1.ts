@@ -171,7 +171,7 @@ export function f_EndpointSliceList(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { discoveryV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { discoveryV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([discoveryV1beta1]);
  * console.log(decoders.decoder("discovery.k8s.io/v1beta1", "EndpointSlice") !== undefined); // true

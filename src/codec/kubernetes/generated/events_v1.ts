@@ -185,7 +185,7 @@ export function f_EventSeries(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { eventsV1, createKubernetesDecoders } from "watchwire";
+ * import { eventsV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([eventsV1]);
  * console.log(decoders.decoder("events.k8s.io/v1", "Event") !== undefined); // true

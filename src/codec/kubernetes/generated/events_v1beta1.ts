@@ -13,7 +13,7 @@ import { m_Event as events_v1_m_Event, m_EventList as events_v1_m_EventList } fr
  *
  * @example
  * ```ts
- * import { eventsV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { eventsV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([eventsV1beta1]);
  * console.log(decoders.decoder("events.k8s.io/v1beta1", "Event") !== undefined); // true

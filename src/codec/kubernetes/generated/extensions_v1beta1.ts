@@ -932,7 +932,7 @@ export function f_ReplicaSetSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { extensionsV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { extensionsV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([extensionsV1beta1]);
  * console.log(decoders.decoder("extensions/v1beta1", "DaemonSet") !== undefined); // true

@@ -794,7 +794,7 @@ export function f_UserSubject(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { flowcontrolApiserverV1, createKubernetesDecoders } from "watchwire";
+ * import { flowcontrolApiserverV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([flowcontrolApiserverV1]);
  * console.log(decoders.decoder("flowcontrol.apiserver.k8s.io/v1", "FlowSchema") !== undefined); // true

@@ -168,7 +168,7 @@ export function f_PriorityLevelConfigurationSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { flowcontrolApiserverV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { flowcontrolApiserverV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([flowcontrolApiserverV1beta1]);
  * console.log(decoders.decoder("flowcontrol.apiserver.k8s.io/v1beta1", "FlowSchema") !== undefined); // true

@@ -20,7 +20,7 @@ import {
  *
  * @example
  * ```ts
- * import { flowcontrolApiserverV1beta2, createKubernetesDecoders } from "watchwire";
+ * import { flowcontrolApiserverV1beta2, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([flowcontrolApiserverV1beta2]);
  * console.log(decoders.decoder("flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema") !== undefined); // true

@@ -168,7 +168,7 @@ export function f_PriorityLevelConfigurationSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { flowcontrolApiserverV1beta3, createKubernetesDecoders } from "watchwire";
+ * import { flowcontrolApiserverV1beta3, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([flowcontrolApiserverV1beta3]);
  * console.log(decoders.decoder("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema") !== undefined); // true

@@ -477,7 +477,7 @@ export function f_TargetResponder(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { lifecycleV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { lifecycleV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([lifecycleV1alpha1]);
  * console.log(decoders.decoder("lifecycle.k8s.io/v1alpha1", "Eviction") !== undefined); // true

@@ -743,7 +743,7 @@ export function f_StatusDetails(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { metaV1, createKubernetesDecoders } from "watchwire";
+ * import { metaV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([metaV1]);
  * console.log(decoders.decoder("v1", "Status") !== undefined); // true

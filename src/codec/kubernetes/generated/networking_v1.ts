@@ -708,7 +708,7 @@ export function f_ServiceCIDRStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { networkingV1, createKubernetesDecoders } from "watchwire";
+ * import { networkingV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([networkingV1]);
  * console.log(decoders.decoder("networking.k8s.io/v1", "Ingress") !== undefined); // true

@@ -24,7 +24,7 @@ import {
  *
  * @example
  * ```ts
- * import { networkingV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { networkingV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([networkingV1beta1]);
  * console.log(decoders.decoder("networking.k8s.io/v1beta1", "Ingress") !== undefined); // true

@@ -172,7 +172,7 @@ export function f_Scheduling(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { nodeV1, createKubernetesDecoders } from "watchwire";
+ * import { nodeV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([nodeV1]);
  * console.log(decoders.decoder("node.k8s.io/v1", "RuntimeClass") !== undefined); // true

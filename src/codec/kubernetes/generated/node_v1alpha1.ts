@@ -107,7 +107,7 @@ export function f_RuntimeClassSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { nodeV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { nodeV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([nodeV1alpha1]);
  * console.log(decoders.decoder("node.k8s.io/v1alpha1", "RuntimeClass") !== undefined); // true

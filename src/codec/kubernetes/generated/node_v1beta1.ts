@@ -16,7 +16,7 @@ import {
  *
  * @example
  * ```ts
- * import { nodeV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { nodeV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([nodeV1beta1]);
  * console.log(decoders.decoder("node.k8s.io/v1beta1", "RuntimeClass") !== undefined); // true

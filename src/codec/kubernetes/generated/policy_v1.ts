@@ -216,7 +216,7 @@ export function f_PodDisruptionBudgetStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { policyV1, createKubernetesDecoders } from "watchwire";
+ * import { policyV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([policyV1]);
  * console.log(decoders.decoder("policy/v1", "Eviction") !== undefined); // true

@@ -17,7 +17,7 @@ import {
  *
  * @example
  * ```ts
- * import { policyV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { policyV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([policyV1beta1]);
  * console.log(decoders.decoder("policy/v1beta1", "Eviction") !== undefined); // true

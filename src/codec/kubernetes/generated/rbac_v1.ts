@@ -447,7 +447,7 @@ export function f_Subject(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { rbacAuthorizationV1, createKubernetesDecoders } from "watchwire";
+ * import { rbacAuthorizationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([rbacAuthorizationV1]);
  * console.log(decoders.decoder("rbac.authorization.k8s.io/v1", "ClusterRole") !== undefined); // true

@@ -393,7 +393,7 @@ export function f_Subject(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { rbacAuthorizationV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { rbacAuthorizationV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([rbacAuthorizationV1alpha1]);
  * console.log(decoders.decoder("rbac.authorization.k8s.io/v1alpha1", "ClusterRole") !== undefined); // true

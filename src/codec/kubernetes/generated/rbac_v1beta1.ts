@@ -22,7 +22,7 @@ import {
  *
  * @example
  * ```ts
- * import { rbacAuthorizationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { rbacAuthorizationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([rbacAuthorizationV1beta1]);
  * console.log(decoders.decoder("rbac.authorization.k8s.io/v1beta1", "ClusterRole") !== undefined); // true

@@ -2015,7 +2015,7 @@ export function f_ResourceSliceSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { resourceV1, createKubernetesDecoders } from "watchwire";
+ * import { resourceV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([resourceV1]);
  * console.log(decoders.decoder("resource.k8s.io/v1", "DeviceClass") !== undefined); // true

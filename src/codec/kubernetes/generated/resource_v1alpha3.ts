@@ -335,7 +335,7 @@ export function f_ShareableSummaryStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { resourceV1alpha3, createKubernetesDecoders } from "watchwire";
+ * import { resourceV1alpha3, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([resourceV1alpha3]);
  * console.log(decoders.decoder("resource.k8s.io/v1alpha3", "DeviceTaintRule") !== undefined); // true

@@ -701,7 +701,7 @@ export function f_ResourceSliceSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { resourceV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { resourceV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([resourceV1beta1]);
  * console.log(decoders.decoder("resource.k8s.io/v1beta1", "DeviceClass") !== undefined); // true

@@ -24,7 +24,7 @@ import {
  *
  * @example
  * ```ts
- * import { resourceV1beta2, createKubernetesDecoders } from "watchwire";
+ * import { resourceV1beta2, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([resourceV1beta2]);
  * console.log(decoders.decoder("resource.k8s.io/v1beta2", "DeviceClass") !== undefined); // true

@@ -94,7 +94,7 @@ export function f_PriorityClassList(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { schedulingV1, createKubernetesDecoders } from "watchwire";
+ * import { schedulingV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([schedulingV1]);
  * console.log(decoders.decoder("scheduling.k8s.io/v1", "PriorityClass") !== undefined); // true

@@ -1217,7 +1217,7 @@ export function f_WorkloadSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { schedulingV1alpha3, createKubernetesDecoders } from "watchwire";
+ * import { schedulingV1alpha3, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([schedulingV1alpha3]);
  * console.log(decoders.decoder("scheduling.k8s.io/v1alpha3", "CompositePodGroup") !== undefined); // true

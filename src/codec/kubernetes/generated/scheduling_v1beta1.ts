@@ -210,7 +210,7 @@ export function f_WorkloadSpec(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { schedulingV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { schedulingV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([schedulingV1beta1]);
  * console.log(decoders.decoder("scheduling.k8s.io/v1beta1", "PodGroup") !== undefined); // true

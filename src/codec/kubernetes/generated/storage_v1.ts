@@ -887,7 +887,7 @@ export function f_VolumeNodeResources(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { storageV1, createKubernetesDecoders } from "watchwire";
+ * import { storageV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([storageV1]);
  * console.log(decoders.decoder("storage.k8s.io/v1", "CSIDriver") !== undefined); // true

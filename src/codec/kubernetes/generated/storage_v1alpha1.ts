@@ -20,7 +20,7 @@ import {
  *
  * @example
  * ```ts
- * import { storageV1alpha1, createKubernetesDecoders } from "watchwire";
+ * import { storageV1alpha1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([storageV1alpha1]);
  * console.log(decoders.decoder("storage.k8s.io/v1alpha1", "CSIStorageCapacity") !== undefined); // true

@@ -26,7 +26,7 @@ import {
  *
  * @example
  * ```ts
- * import { storageV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { storageV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([storageV1beta1]);
  * console.log(decoders.decoder("storage.k8s.io/v1beta1", "CSIDriver") !== undefined); // true

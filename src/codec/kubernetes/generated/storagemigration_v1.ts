@@ -141,7 +141,7 @@ export function f_StorageVersionMigrationStatus(o: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * import { storagemigrationV1, createKubernetesDecoders } from "watchwire";
+ * import { storagemigrationV1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([storagemigrationV1]);
  * console.log(decoders.decoder("storagemigration.k8s.io/v1", "StorageVersionMigration") !== undefined); // true

@@ -16,7 +16,7 @@ import {
  *
  * @example
  * ```ts
- * import { storagemigrationV1beta1, createKubernetesDecoders } from "watchwire";
+ * import { storagemigrationV1beta1, createKubernetesDecoders } from "watchwire/kubernetes";
  *
  * const decoders = createKubernetesDecoders([storagemigrationV1beta1]);
  * console.log(decoders.decoder("storagemigration.k8s.io/v1beta1", "StorageVersionMigration") !== undefined); // true

@@ -21,7 +21,8 @@ import { msgpackrUnpackrNoEval, newUnpackrNoEval } from "../unpackr_no_eval.ts";
  *
  * @example
  * ```ts
- * import { BatchDecoderStream, MsgpackEventEncoderStream, type WatchEvent } from "watchwire/core";
+ * import type { WatchEvent } from "watchwire";
+ * import { BatchDecoderStream, MsgpackEventEncoderStream } from "watchwire/wire";
  * import { MsgpackEventDecoder } from "watchwire/msgpack-no-eval";
  *
  * const events: WatchEvent[] = ["a", "b", "c", "d"].map((name) => ({ type: "ADDED", object: { metadata: { name } } }));

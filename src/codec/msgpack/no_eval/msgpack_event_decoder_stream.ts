@@ -17,7 +17,8 @@ import { MsgpackEventDecoder } from "./msgpack_event_decoder.ts";
  *
  * @example
  * ```ts
- * import { MsgpackEventEncoderStream, type WatchEvent } from "watchwire/core";
+ * import type { WatchEvent } from "watchwire";
+ * import { MsgpackEventEncoderStream } from "watchwire/wire";
  * import { MsgpackEventDecoderStream } from "watchwire/msgpack-no-eval";
  *
  * // The encoder never generates code: it comes from the main entry points.

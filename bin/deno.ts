@@ -2,8 +2,8 @@
  * The `watchwire` command for Deno: runtime glue (files, stdin, stdout, signals, exit status) around `runCli`.
  *
  * ```sh
- * deno run --allow-read cli/deno.ts decode --output table fixtures/node-http-watch.http
- * deno run --allow-net --allow-read --allow-env --allow-write=pods.state cli/deno.ts watch --state pods.state pods
+ * deno run --allow-read bin/deno.ts decode --output table fixtures/node-http-watch.http
+ * deno run --allow-net --allow-read --allow-env --allow-write=pods.state bin/deno.ts watch --state pods.state pods
  * ```
  *
  * `watch` needs `--allow-net` (the API server), `--allow-env` (KUBECONFIG, HOME), `--allow-read` (the kubeconfig and

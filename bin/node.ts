@@ -4,7 +4,7 @@
  *
  * ```sh
  * npx watchwire decode --output table fixtures/node-http-watch.http
- * bun cli/node.ts decode fixtures/node-http-watch.http
+ * bun bin/node.ts decode fixtures/node-http-watch.http
  * npx watchwire watch -A --state pods.state pods
  * ```
  *
