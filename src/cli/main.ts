@@ -171,7 +171,8 @@ RESOURCE as kubectl names it: pods, pod, po, Pod, deployments.apps, deployments.
                               stdout is a terminal), or one JSON watch event per line: ADDED, MODIFIED,
                               DELETED with the object (the last known one for an object that vanished while
                               the informer was away)
-  --state FILE                keep the informer's state (resourceVersion and objects, msgpack) in FILE:
+  --state FILE                (or --output state FILE) keep the informer's state (resourceVersion and
+                              objects, msgpack) in FILE:
                               resume from it if it exists (no initial sync while the server still has its
                               resourceVersion: only the changes since are printed), write it at each
                               bookmark, after each initial sync and on exit

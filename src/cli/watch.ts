@@ -114,8 +114,13 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
       case "-o":
       case "--output": {
         const v = value();
+        // `--output state FILE`, as issue 36 spelt it: the same as `--state FILE`.
+        if (v === "state") {
+          options.state = value();
+          break;
+        }
         if (v !== "ndjson" && v !== "table") {
-          throw new WatchUsageError(`--output must be ndjson or table, not ${JSON.stringify(v)}`);
+          throw new WatchUsageError(`--output must be ndjson, table or state FILE, not ${JSON.stringify(v)}`);
         }
         options.output = v;
         break;

@@ -1,0 +1,23 @@
+/**
+ * `watchwire watch`'s arguments: `--output state FILE` (as issue 36 spells it) is `--state FILE`; other outputs and
+ * a missing FILE are usage errors.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseWatchArgs } from "../src/cli/watch.ts";
+
+test("watch arguments: --output state FILE keeps the state in FILE, as --state FILE does", () => {
+  const spelt = parseWatchArgs(["--output", "state", "pods.state", "pods"], false);
+  const short = parseWatchArgs(["--state", "pods.state", "pods"], false);
+  assert.notEqual(spelt, "help");
+  assert.deepEqual(spelt, short);
+  assert.equal((spelt as { state?: string }).state, "pods.state");
+  // With a format as well: both kept.
+  const both = parseWatchArgs(["-o", "ndjson", "--output", "state", "s.bin", "pods"], false) as {
+    output?: string;
+    state?: string;
+  };
+  assert.deepEqual([both.output, both.state], ["ndjson", "s.bin"]);
+  assert.throws(() => parseWatchArgs(["--output", "yaml", "pods"], false), /ndjson, table or state FILE/);
+  assert.throws(() => parseWatchArgs(["pods", "--output", "state"], false));
+});
