@@ -47,7 +47,7 @@ export * from "./src/codec/kubernetes/decoders.ts";
 export type { GroupVersionDecoders, JsonObject, ObjectDecoder } from "./src/codec/kubernetes/registry.ts";
 // Protobuf watches and objects.
 export { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "./src/watch/decode_watch_response.ts";
-export type { FrameOwnership } from "./src/codec/kubernetes/decode_object.ts";
+export type { FrameOwnership } from "./src/codec/kubernetes/object_reader.ts";
 export * from "./src/codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 export * from "./src/codec/kubernetes/watch_event_decoder.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_decoder.ts";

@@ -23,6 +23,8 @@
  *
  * @module
  */
+// The default of every decoder's maxEventBytes.
+export * from "./src/limits.ts";
 // Running decoders as streams.
 export * from "./src/streams/decoder_stream.ts";
 export * from "./src/streams/batch_decoder_stream.ts";
@@ -30,9 +32,10 @@ export * from "./src/streams/batch_decoder_stream.ts";
 export { type FieldList, toHeaders } from "./src/transport/field_line.ts";
 export * from "./src/transport/chunked_decoder.ts";
 export * from "./src/transport/chunked_decoder_stream.ts";
-export * from "./src/transport/gunzip_stream.ts";
-export * from "./src/transport/inflate_stream.ts";
 export { type ContentDecodedBody, removeContentCoding } from "./src/transport/content_coding.ts";
+// Compression: gzip and deflate.
+export * from "./src/compression/gunzip_stream.ts";
+export * from "./src/compression/inflate_stream.ts";
 // HTTP/2 frames and HPACK.
 export * from "./src/transport/http2/frames.ts";
 export * from "./src/transport/http2/frame_decoder.ts";

@@ -1,6 +1,7 @@
 /**
- * Benchmark 2: watchwire against the way `@kubernetes/client-node` reads a watch (its `Watch.watch` in src/watch.ts):
- * the body as a Node `Readable`, `node:readline`'s `createInterface(body)`, and on every `line` event
+ * Benchmark 2: watchwire against the way `@kubernetes/client-node` reads a watch (its `Watch.watch`, in
+ * https://github.com/kubernetes-client/javascript/blob/main/src/watch.ts): the body as a Node `Readable`,
+ * `node:readline`'s `createInterface(body)`, and on every `line` event
  * `JSON.parse(line.toString())` then `callback(data.type, data.object, data)`. Here the body is a Web `ReadableStream`
  * turned into a `Readable` with `Readable.fromWeb`. Both sides get the same bytes as the same 64 KiB reads from the
  * same pull-based `ReadableStream`.

@@ -265,7 +265,7 @@ function decodeMessages(keep?: (response: EtcdWatchResponse) => void): number {
  * An initial sync: every response decoded and kept, then read, as a cache of etcd's keys keeps and reads them. It runs
  * before any timing, so that the process's first decoded objects survive. V8 pretenures what an allocation site (a
  * literal) makes once most of it survives, and in Node 20 does not go back: before the decoder made its objects without
- * literals (src/codec/no_allocation_site.ts), this left etcd decoding 1.5-2x slower in Node 20 and 1.6-1.8x in Node 26
+ * literals (src/codec/value_constructors.ts), this left etcd decoding 1.5-2x slower in Node 20 and 1.6-1.8x in Node 26
  * and Deno afterwards (a probe decoding the messages alone). It throws if the events do not add up.
  */
 function initialSync(): void {

@@ -52,7 +52,7 @@ import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/pr
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
-import { keptPieces, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/decode_object.ts";
+import { keptPieces, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/object_reader.ts";
 import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
 import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
@@ -581,7 +581,7 @@ for (const k of KINDS) {
   // The check first, before any timing: it keeps every event of three decodings of the distinct objects until it has
   // compared them, as an informer keeps its initial list, so the process's first decoded objects mostly survive. V8
   // pretenures what an allocation site (a literal) makes once most of it survives, and in Node 20 does not go back:
-  // before the decoders made their objects without allocation sites (src/codec/no_allocation_site.ts), this order left
+  // before the decoders made their objects without allocation sites (src/codec/value_constructors.ts), this order left
   // full decoding 2-3x slower in Node 20 and Deno for the rest of the run (it was run after the timing then). It throws
   // before any figure is written.
   await checkDistinct(distinctPbReads, distinctJsonReads, events);

@@ -51,7 +51,7 @@ const BENCHMARKS = [
     file: "bench/client_node_baseline.bench.ts",
     title: "2. watchwire vs the way @kubernetes/client-node reads a watch",
     about: [
-      "Baseline, as in client-node's `Watch.watch` (src/watch.ts): `createInterface(Readable.fromWeb(body))` from " +
+      "Baseline, as in client-node's `Watch.watch` (https://github.com/kubernetes-client/javascript/blob/main/src/watch.ts): `createInterface(Readable.fromWeb(body))` from " +
       "`node:readline`, and per `line` event `JSON.parse(line.toString())` then a callback with `data.type`, " +
       "`data.object`. Candidate: `body.pipeThrough(new JsonWatchEventDecoderStream())`. Both read the same 64 KiB " +
       "reads from the same kind of pull-based `ReadableStream`. Ratio = watchwire / baseline (≥ 1.3x wanted).",
@@ -148,7 +148,7 @@ const BENCHMARKS = [
       "Before any timing, an initial sync decodes every message (`decodeEtcdWatchResponse`) and keeps and reads the " +
       "responses, as a cache of etcd's keys would, so that every row is timed in a process whose first decoded " +
       "objects were kept (V8 pretenures literals' allocation sites once most of what they make survives: see " +
-      "src/codec/no_allocation_site.ts). The kept rows decode each message with no streams, with every run's " +
+      "src/codec/value_constructors.ts). The kept rows decode each message with no streams, with every run's " +
       "responses kept until the next run ends, against the same not kept, in rounds of their own.",
     ],
   },

@@ -6,7 +6,7 @@
  * allows); what it prints comes back by POST and is printed here, its JSON result last, as the other runtimes print
  * it. Only benchmarks that use nothing else of Node can run (bench-all.mjs marks them `browser: true`).
  *
- *   node --import tsx scripts/browser-bench.ts BROWSER bench/FILE.bench.ts [--quick]
+ *   node --import tsx scripts/browser-bench.ts BROWSER bench/<file>.bench.ts [--quick]
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,7 +21,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const [browserCommand, benchFile] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const quick = process.argv.includes("--quick");
 if (browserCommand === undefined || benchFile === undefined) {
-  console.error("usage: browser-bench.ts BROWSER bench/FILE.bench.ts [--quick]");
+  console.error("usage: browser-bench.ts BROWSER bench/<file>.bench.ts [--quick]");
   process.exit(2);
 }
 

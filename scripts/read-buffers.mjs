@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What a kept view of a read keeps alive, per runtime: the ArrayBuffers behind the chunks that `fetch` hands over for a
 // watch-like response. Metadata mode lets an object keep views of the reads that hold its frame only when their buffers
-// are at most four times its size plus 32 KiB (src/codec/kubernetes/decode_object.ts, mayKeepViews); this shows why a
+// are at most four times its size plus 32 KiB (src/codec/kubernetes/object_reader.ts, mayKeepViews); this shows why a
 // read's own length is not the measure: a read's buffer can be much larger than its bytes.
 //
 //   node scripts/read-buffers.mjs [--browsers]

@@ -7,7 +7,7 @@
  *   fixtures/etcd-watch.s2c.bin          the server-to-client bytes of that connection
  *   fixtures/etcd-watch.expected.ndjson  what etcdctl printed (its own output, never the decoder's)
  *
- * and prints `etcd --version` and `etcdctl version` for fixtures/ETCD.md.
+ * and prints `etcd --version` and `etcdctl version` for fixtures/README.md (its "etcd watch" section).
  *
  *   node --import tsx scripts/record-etcd-fixture.ts
  */

@@ -192,7 +192,7 @@ function denoFailures(lines) {
   return failures;
 }
 
-// Bun: a line per test, `(pass) name [1.2ms]`, `(fail) ...`, `(skip) ...`, under a `tests/file.test.ts:` line; a failing
+// Bun: a line per test, `(pass) name [1.2ms]`, `(fail) ...`, `(skip) ...`, under a `tests/<f>.test.ts:` line; a failing
 // test's errors come just ahead of its `(fail)` line (each with source lines, a caret, the error, its properties and
 // its stack), an error outside any test between `# Unhandled error between tests` and dashes; at the end ` 3 pass`,
 // ` 1 skip`, ` 2 fail`, ` 1 error`.
@@ -293,7 +293,7 @@ function trimBlank(lines) {
   return lines.slice(from, to);
 }
 
-/** Where a stack says an error happened, as `tests/x.test.ts:7:10`: its first place in a test file, else its first in
+/** Where a stack says an error happened, as `tests/<f>.test.ts:7:10`: its first place in a test file, else its first in
  * this checkout (not in node_modules). */
 function where(lines) {
   const places = lines.flatMap((line) =>

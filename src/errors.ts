@@ -17,7 +17,7 @@
  *     case "TRUNCATED":
  *       return "the body was cut short: watch again from the last resourceVersion";
  *     case "LINE_TOO_LONG":
- *       return "raise maxLineBytes";
+ *       return "raise maxEventBytes";
  *     default:
  *       return `bad input (${code})`;
  *   }
@@ -54,7 +54,7 @@ export type DecodeErrorCode =
   | "DECOMPRESSION_FAILED"
   /** Bytes follow the end of a message where none may. */
   | "TRAILING_DATA"
-  /** A line is longer than the configured maximum. */
+  /** A line (an NDJSON event) is longer than `maxEventBytes`. */
   | "LINE_TOO_LONG"
   /** A line is not valid JSON. */
   | "JSON_INVALID"
@@ -72,7 +72,10 @@ export type DecodeErrorCode =
   | "FRAME_INVALID"
   /** An HPACK header block breaks RFC 7541 (index out of range, integer overflow, bad Huffman code or padding). */
   | "HPACK_INVALID"
-  /** A length-prefixed message (gRPC, Kubernetes protobuf) is longer than the configured limit. */
+  /**
+   * A length-prefixed message (gRPC, Kubernetes protobuf, msgpack) is longer than `maxEventBytes` (or an etcd
+   * fragmented response than `maxFragmentedBytes`).
+   */
   | "MESSAGE_TOO_LARGE"
   /** A length-prefixed message's prefix or contents are malformed. */
   | "MESSAGE_INVALID";

@@ -2,7 +2,7 @@
  * Finds array and object literals in the code of a decoder's functions, for the tests that check a decoder makes
  * what it returns without them: literals carry V8 allocation sites, which V8 pretenures once most of their objects
  * survive (a kept initial list), and decoders that fill objects field by field then run 1.6-3x slower for the rest of
- * the process (src/codec/no_allocation_site.ts). Code inside a function is indented; comments are skipped.
+ * the process (src/codec/value_constructors.ts). Code inside a function is indented; comments are skipped.
  */
 
 const arrayLiteral = /(?:[=(,:?]|\breturn|=>)\s*\[/;

@@ -261,7 +261,10 @@ test("cli: usage errors exit 2", async () => {
 test("cli: --max-event-bytes bounds events; 1xx responses are skipped; after a 101 the rest is noted, not decoded", async () => {
   const limited = await run(["decode", "--max-event-bytes", "100", "-"], { "-": body });
   assert.equal(limited.status, 1);
-  assert.match(limited.stderr, /^watchwire: -: byte 0: line longer than 100 bytes \[LINE_TOO_LONG\]$/m);
+  assert.match(
+    limited.stderr,
+    /^watchwire: -: byte 0: line longer than maxEventBytes \(100 bytes\) \[LINE_TOO_LONG\]$/m,
+  );
   const capture = "HTTP/1.1 100 Continue\r\n\r\n" +
     `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${utf8(lines[0]).length}\r\n\r\n${lines[0]}` +
     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02hi";
@@ -512,7 +515,8 @@ test("cli: HTTP/2 faults: in a body (offset in the file and in the stream's body
   assert.match(x.stderr, /stream 1 was reset \(error code 0x8\)/);
 });
 
-// etcd: the recorded fixture (see fixtures/ETCD.md). The expected lines come from etcdctl's own output, not the decoder.
+// etcd: the recorded fixture (fixtures/README.md, "etcd watch"). The expected lines come from etcdctl's own output,
+// not the decoder.
 const etcdFixture = (name: string) =>
   new Uint8Array(readFileSync(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url))));
 interface EtcdctlKv {

@@ -1,7 +1,7 @@
 /**
- * The recorded etcd watch session in fixtures/ (scripts/record-etcd-fixture.ts; see fixtures/ETCD.md): the Watch
- * stream found in the recorded HTTP/2 bytes by the library (decodeHttp2Exchanges, the request :path) and decoded must
- * equal what etcdctl printed. Needs no etcd.
+ * The recorded etcd watch session in fixtures/ (scripts/record-etcd-fixture.ts; see the "etcd watch" section of
+ * fixtures/README.md): the Watch stream found in the recorded HTTP/2 bytes by the library (decodeHttp2Exchanges, the
+ * request :path) and decoded must equal what etcdctl printed. Needs no etcd.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

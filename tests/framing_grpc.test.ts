@@ -87,7 +87,7 @@ test("grpc: split invariance of errors", async () => {
         const input = concat([good, tail]);
         const { values, error } = await assertSplitInvariant(
           input,
-          decode({ encoding: "gzip", maxMessageBytes: 255 }),
+          decode({ encoding: "gzip", maxEventBytes: 255 }),
           {
             runs: 6,
             normalize: plain,
@@ -168,10 +168,10 @@ test("grpc: corrupt, truncated, empty and oversized gzip messages", async () => 
   }
   // A small message that inflates past the limit (a "zip bomb"); the same at the limit is fine.
   const bomb = frame(1, gz(new Uint8Array(1 << 20)));
-  const over = await drain(decode({ encoding: "gzip", maxMessageBytes: (1 << 20) - 1 })(streamOf([ok, bomb])));
+  const over = await drain(decode({ encoding: "gzip", maxEventBytes: (1 << 20) - 1 })(streamOf([ok, bomb])));
   assert.equal(over.values.length, 1);
   assertDecodeError(over.error, "MESSAGE_TOO_LARGE", ok.length);
-  const at = await drain(decode({ encoding: "gzip", maxMessageBytes: 1 << 20 })(streamOf([bomb])));
+  const at = await drain(decode({ encoding: "gzip", maxEventBytes: 1 << 20 })(streamOf([bomb])));
   assert.equal(at.error, undefined);
   assert.equal(at.values[0].data.length, 1 << 20);
   assert.ok(at.values[0].data.every((b) => b === 0));

@@ -7,7 +7,7 @@ import { encodeLengthPrefixed } from "../src/framing/encode.ts";
 import { fillFrame, type FrameOwnership, FrameSplitter, MAX_FRAME_PIECES } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";
 
-const decode = (options: { maxMessageBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
+const decode = (options: { maxEventBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
   source.pipeThrough(new LengthPrefixedDecoderStream(options));
 
 /** Frames built by hand, independently of the encoder under test. */
@@ -66,7 +66,7 @@ test("length-prefixed: split invariance of errors", async () => {
       async (messages, tail) => {
         const good = encodeLengthPrefixed(messages);
         const input = concat([good, tail]);
-        const { values, error } = await assertSplitInvariant(input, decode({ maxMessageBytes: 100 }), {
+        const { values, error } = await assertSplitInvariant(input, decode({ maxEventBytes: 100 }), {
           runs: 10,
           normalize: plain,
         });
@@ -121,25 +121,25 @@ test("length-prefixed: lengths use all four bytes, big-endian, whether the prefi
     }
   }
   // Just within a limit set to 2^24 + 0x020304: the low bytes count too.
-  const at = await drain(decode({ maxMessageBytes: 0x01_02_03_04 })(streamOf([Uint8Array.of(1, 2, 3, 5)])));
+  const at = await drain(decode({ maxEventBytes: 0x01_02_03_04 })(streamOf([Uint8Array.of(1, 2, 3, 5)])));
   assert.ok(at.error instanceof DecodeError);
   assert.equal(at.error.code, "MESSAGE_TOO_LARGE");
   assert.match(at.error.message, /message of 16909061 bytes/);
 });
 
-test("length-prefixed: maxMessageBytes is inclusive", async () => {
-  const at = await drain(decode({ maxMessageBytes: 3 })(streamOf([wire([1, 2, 3])])));
+test("length-prefixed: maxEventBytes is inclusive", async () => {
+  const at = await drain(decode({ maxEventBytes: 3 })(streamOf([wire([1, 2, 3])])));
   assert.equal(at.error, undefined);
-  const over = await drain(decode({ maxMessageBytes: 3 })(streamOf([wire([1], [1, 2, 3, 4])])));
+  const over = await drain(decode({ maxEventBytes: 3 })(streamOf([wire([1], [1, 2, 3, 4])])));
   assert.deepEqual(plain(over.values), [[1]]);
   assert.ok(over.error instanceof DecodeError);
   assert.equal(over.error.code, "MESSAGE_TOO_LARGE");
   assert.equal(over.error.offset, 5);
-  const zero = await drain(decode({ maxMessageBytes: 0 })(streamOf([wire([], [1])])));
+  const zero = await drain(decode({ maxEventBytes: 0 })(streamOf([wire([], [1])])));
   assert.deepEqual(plain(zero.values), [[]]);
   assert.equal((zero.error as DecodeError).code, "MESSAGE_TOO_LARGE");
-  assert.throws(() => new LengthPrefixedDecoderStream({ maxMessageBytes: -1 }), RangeError);
-  assert.throws(() => new LengthPrefixedDecoderStream({ maxMessageBytes: 1.5 }), RangeError);
+  assert.throws(() => new LengthPrefixedDecoderStream({ maxEventBytes: -1 }), RangeError);
+  assert.throws(() => new LengthPrefixedDecoderStream({ maxEventBytes: 1.5 }), RangeError);
 });
 
 test("length-prefixed: truncation at every point", async () => {
@@ -194,11 +194,11 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
       CHUNK_SIZES,
       REUSE_UP_TO,
       fc.integer({ min: 300, max: 500 }),
-      (lengths, sizes, reuseUpTo, maxMessageBytes) => {
+      (lengths, sizes, reuseUpTo, maxEventBytes) => {
         const messages = messagesOf(lengths);
         const input = encodeLengthPrefixed(messages);
         const chunks = cutInto(input, sizes, false);
-        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxMessageBytes });
+        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxEventBytes });
         const got: {
           bytes: number[];
           ownership: FrameOwnership | "unfilled";
@@ -220,13 +220,13 @@ test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size 
         const reused = new Set<ArrayBufferLike>();
         got.forEach((g, i) => {
           const spans = !g.inChunk;
-          const expected = !spans ? "chunk" : lengths[i] <= Math.min(reuseUpTo, maxMessageBytes) ? "borrowed" : "own";
+          const expected = !spans ? "chunk" : lengths[i] <= Math.min(reuseUpTo, maxEventBytes) ? "borrowed" : "own";
           assert.equal(g.ownership, expected, `frame ${i} (${lengths[i]} bytes)`);
           if (g.ownership === "own") assert.equal(g.buffer.byteLength, lengths[i], "own: a buffer of exactly its size");
           if (g.ownership === "borrowed") {
             reused.add(g.buffer);
             assert.ok(g.buffer.byteLength >= lengths[i]);
-            assert.ok(g.buffer.byteLength <= maxMessageBytes, "the reused buffer is never longer than a frame may be");
+            assert.ok(g.buffer.byteLength <= maxEventBytes, "the reused buffer is never longer than a frame may be");
           }
         });
         // Allocated at reuseBufferUpTo or the frame limit (under 64 KiB here), so one buffer serves every such frame.

@@ -302,7 +302,7 @@ test("cli watch: usage errors are one line and a hint; ages read as kubectl's", 
     const [args, message] of [
       [["watch"], "no RESOURCE given (e.g. pods, deployments.apps)"],
       [["watch", "pods", "configmaps"], "one RESOURCE only, not pods configmaps"],
-      [["watch", "-o", "yaml", "pods"], '--output must be ndjson or table, not "yaml"'],
+      [["watch", "-o", "yaml", "pods"], '--output must be ndjson, table or state FILE, not "yaml"'],
       [["watch", "--format", "xml", "pods"], '--format must be json or protobuf, not "xml"'],
       [["watch", "--format=json", "--metadata-only", "pods"], "--metadata-only needs --format protobuf (the default)"],
       [["watch", "--bogus", "pods"], 'unknown option "--bogus"'],

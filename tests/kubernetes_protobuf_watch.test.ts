@@ -20,7 +20,7 @@ import {
   KubernetesProtobufWatchEventDecoderStream,
   type ObjectDecoder,
 } from "../kubernetes.ts";
-import { keptPieces, KubernetesObjectReader } from "../src/codec/kubernetes/decode_object.ts";
+import { keptPieces, KubernetesObjectReader } from "../src/codec/kubernetes/object_reader.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { assertSplitInvariant, bytewise, concat, cutsFor, drain, errorKey, splitAt, streamOf } from "./_util.ts";
 import { type Bytes, envelope, framed, int, len, MAGIC, varint, watchEvent } from "./_protobuf.ts";

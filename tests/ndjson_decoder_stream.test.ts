@@ -5,10 +5,10 @@ import { DecodeError } from "../mod.ts";
 import { JsonWatchEventDecoderStream, NdjsonDecoderStream, WatchEventDecoderStream } from "../wire.ts";
 import { assertSplitInvariant, bytewise, drain, drainSlowly, streamOf, utf8 } from "./_util.ts";
 
-const values = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>
-  source.pipeThrough(new NdjsonDecoderStream({ maxLineBytes }));
-const events = (source: ReadableStream<Uint8Array>, maxLineBytes?: number) =>
-  source.pipeThrough(new JsonWatchEventDecoderStream({ maxLineBytes }));
+const values = (source: ReadableStream<Uint8Array>, maxEventBytes?: number) =>
+  source.pipeThrough(new NdjsonDecoderStream({ maxEventBytes }));
+const events = (source: ReadableStream<Uint8Array>, maxEventBytes?: number) =>
+  source.pipeThrough(new JsonWatchEventDecoderStream({ maxEventBytes }));
 
 const pod = (name: string, rv: number, extra: Record<string, unknown> = {}) => ({
   apiVersion: "v1",
@@ -90,7 +90,7 @@ test("ndjson: an over-long line is refused at its start, before it is buffered w
   assert.ok(fed < 2048, `read ${fed} bytes before failing`);
 });
 
-test("ndjson: a chunk holding more than maxLineBytes of lines each within it decodes as any cutting does", async () => {
+test("ndjson: a chunk holding more than maxEventBytes of lines each within it decodes as any cutting does", async () => {
   // A read longer than the limit is split line by line (each line's length checked first): blank and whitespace
   // lines, CRLF, and a last line of whitespace alone (no value, no error) included.
   await fc.assert(
@@ -113,10 +113,10 @@ test("ndjson: an error that map throws, not a DecodeError, passes through unchan
     if ((v as { n: number }).n === 2) throw failure;
     return v;
   };
-  // The whole-chunk path, and the line-by-line one (the chunk is longer than maxLineBytes).
-  for (const maxLineBytes of [undefined, 8]) {
+  // The whole-chunk path, and the line-by-line one (the chunk is longer than maxEventBytes).
+  for (const maxEventBytes of [undefined, 8]) {
     const input = streamOf([utf8('{"n":1}\n{"n":2}\n{"n":3}\n')]);
-    const { values: got, error } = await drain(input.pipeThrough(new NdjsonDecoderStream({ maxLineBytes, map })));
+    const { values: got, error } = await drain(input.pipeThrough(new NdjsonDecoderStream({ maxEventBytes, map })));
     assert.deepEqual(got, [{ n: 1 }]);
     assert.equal(error, failure);
   }

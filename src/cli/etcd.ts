@@ -35,17 +35,22 @@ export function isEtcdWatch(exchange: Http2Exchange, payload: Payload): boolean 
   return exchange.response.headers === undefined || isGrpc(exchange.response.headers);
 }
 
-/** The etcd watch responses in a gRPC body, decompressed as its `grpc-encoding` says. */
+/**
+ * The etcd watch responses in a gRPC body, decompressed as its `grpc-encoding` says; a message over `maxEventBytes`
+ * (`--max-event-bytes`) is `MESSAGE_TOO_LARGE`.
+ */
 export function etcdWatchResponses(
   body: ReadableStream<Uint8Array>,
   encoding: string | undefined,
+  maxEventBytes: number | undefined,
 ): ReadableStream<EtcdWatchResponse> {
   const name = (encoding ?? "identity").trim().toLowerCase();
   if (name !== "identity" && name !== "gzip") {
     body.cancel().catch(() => {});
     throw new DecodeError("ENCODING_UNSUPPORTED", 0, `grpc-encoding ${JSON.stringify(encoding)} is not supported`);
   }
-  return body.pipeThrough(new GrpcMessageDecoderStream({ encoding: name })).pipeThrough(new EtcdWatchDecoderStream());
+  return body.pipeThrough(new GrpcMessageDecoderStream({ encoding: name, maxEventBytes }))
+    .pipeThrough(new EtcdWatchDecoderStream());
 }
 
 /** The `grpc-encoding` of a response's headers. */

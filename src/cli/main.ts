@@ -385,7 +385,7 @@ function isList(value: unknown): value is { kind?: string; items: unknown[] } {
 /** JSON watch bodies, except that a List (what the "list" of list-watch returns) is noted rather than a fault. */
 function cliJsonCodec(options: Options): WatchBodyCodec {
   const lines: NdjsonDecoderOptions<WatchEvent<unknown> | ListNote> = {
-    maxLineBytes: options.maxEventBytes,
+    maxEventBytes: options.maxEventBytes,
     map: (value) =>
       isList(value) ? { type: "LIST", kind: value.kind ?? "List", count: value.items.length } : toWatchEvent(value),
   };
@@ -459,7 +459,7 @@ async function decodeFile(
   if (!isHttp && options.payload === "etcd") {
     try {
       await emitEtcd(
-        etcdWatchResponses(stream, undefined),
+        etcdWatchResponses(stream, undefined, options.maxEventBytes),
         options,
         out,
         (note) => out.note(`watchwire: ${file}: ${note}`),
@@ -661,7 +661,9 @@ async function decodeHttp2File(
   const readEtcd = async (section: Section) => {
     const { streamId, response } = section.exchange;
     const etcdPrint = options.output === "table" ? formatEtcdTableRow : formatEtcdNdjson;
-    for await (const watch of etcdWatchResponses(response.body, grpcEncoding(response.headers))) {
+    for await (
+      const watch of etcdWatchResponses(response.body, grpcEncoding(response.headers), options.maxEventBytes)
+    ) {
       for (const event of watch.events) section.push(etcdPrint(event));
       const notes = etcdResponseNotes(watch);
       if (notes.length > 0) {

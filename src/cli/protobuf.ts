@@ -11,7 +11,7 @@ import { ProtobufReader } from "../codec/protobuf/reader.ts";
 import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
 import { WATCH_EVENT_TYPES } from "../events.ts";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/frame_splitter.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
 import {
   BUILTIN_WATCH_CODECS,
   KUBERNETES_PROTOBUF_MEDIA_TYPE,
@@ -58,14 +58,14 @@ function countItems(bytes: Uint8Array, start: number, end: number): number {
   return count;
 }
 
-/** All of `body`, up to `limit` bytes (`MESSAGE_TOO_LARGE` beyond). */
-async function readAll(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+/** All of `body`, up to `maxEventBytes` bytes (`MESSAGE_TOO_LARGE` beyond). */
+async function readAll(body: ReadableStream<Uint8Array>, maxEventBytes: number): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += chunk.length;
-    if (size > limit) {
-      throw new DecodeError("MESSAGE_TOO_LARGE", 0, `a protobuf object of more than ${limit} bytes`);
+    if (size > maxEventBytes) {
+      throw new DecodeError("MESSAGE_TOO_LARGE", 0, `a protobuf object over maxEventBytes (${maxEventBytes} bytes)`);
     }
     parts.push(chunk);
   }
@@ -84,7 +84,7 @@ export function cliProtobufCodec(maxEventBytes: number | undefined): WatchBodyCo
     const open = async (): Promise<ReadableStreamDefaultReader<unknown>> => {
       const { head, stream } = await peek(body, 4);
       if (!hasKubernetesProtobufMagic(head)) return watch(stream, mediaType, options).getReader();
-      const bytes = await readAll(stream, maxEventBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+      const bytes = await readAll(stream, maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
       const envelope = parseKubernetesEnvelope(bytes);
       if (!envelope.kind.endsWith("List")) {
         decodeKubernetesProtobufObject(bytes, { decoders: builtinDecoders }); // its faults first; a whole object is still not a watch event

@@ -4,7 +4,7 @@
  * @module
  */
 import { decodeKubernetesProtobufList } from "../codec/kubernetes/decode_list.ts";
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import type { KubernetesObject } from "../events.ts";
 import type { ClusterConnection } from "./cluster_config.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import { ClusterAccessError } from "./errors.ts";
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import type { KubernetesObject } from "../events.ts";
 import type { ListWatchSource } from "../watch/list_watch_source.ts";
 import { Informer, type InformerOptions } from "../watch/informer.ts";
@@ -39,7 +39,10 @@ export interface ResourceSourceOptions {
   protobuf?: KubernetesProtobufOptions;
   /** The page size of lists. Default 500 (client-go's). */
   pageSize?: number;
-  /** Largest single event accepted, in bytes. Default 16 MiB. */
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes. Default
+   * `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
   maxEventBytes?: number;
   /**
    * How long a list page may keep silent (no response, no byte of its body) before its request is aborted and the

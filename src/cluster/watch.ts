@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { decodeWatchResponse } from "../watch/decode_watch_response.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
@@ -33,7 +33,10 @@ export interface WatchOptions extends WatchQuery {
    * {@linkcode KubernetesProtobufOptions}.
    */
   protobuf?: KubernetesProtobufOptions;
-  /** Largest single event accepted, in bytes. Default 16 MiB. */
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes. Default
+   * `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
   maxEventBytes?: number;
   /** Ends the watch (the stream closes, the connection is released). */
   signal?: AbortSignal;

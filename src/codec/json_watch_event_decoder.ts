@@ -15,7 +15,7 @@ import { toWatchEvent } from "./watch_event.ts";
  * import { DecodeError } from "watchwire";
  * import { JsonWatchEventDecoderStream, type JsonWatchEventDecoderOptions } from "watchwire/wire";
  *
- * const options: JsonWatchEventDecoderOptions = { maxLineBytes: 64 };
+ * const options: JsonWatchEventDecoderOptions = { maxEventBytes: 64 };
  * const body = new Blob([`{"type":"ADDED","object":{"metadata":{"name":"${"x".repeat(100)}"}}}\n`]).stream();
  * try {
  *   await body.pipeThrough(new JsonWatchEventDecoderStream(options)).pipeTo(new WritableStream());
@@ -24,7 +24,7 @@ import { toWatchEvent } from "./watch_event.ts";
  * }
  * ```
  */
-export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "maxLineBytes">;
+export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "maxEventBytes">;
 
 /**
  * What `JsonWatchEventDecoderStream` does, as a `StreamDecoder`: the lines of a Kubernetes JSON watch body to typed

@@ -4,6 +4,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { PartialLine } from "./partial_line.ts";
 
@@ -15,7 +16,7 @@ import { PartialLine } from "./partial_line.ts";
  * import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "watchwire/wire";
  *
  * const options: NdjsonDecoderOptions<number> = {
- *   maxLineBytes: 1024,
+ *   maxEventBytes: 1024,
  *   map: (value) => (value as { n: number }).n,
  * };
  * const body = new Blob(['{"n":1}\n{"n":2}\n']).stream();
@@ -24,8 +25,11 @@ import { PartialLine } from "./partial_line.ts";
  * ```
  */
 export interface NdjsonDecoderOptions<T> {
-  /** Longest line accepted, in bytes without its line ending. Default 16 MiB, as client-go's watch decoder. */
-  maxLineBytes?: number;
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here a line,
+   * without its line ending. Default `DEFAULT_MAX_EVENT_BYTES` (16 MiB, as client-go's watch decoder).
+   */
+  maxEventBytes?: number;
   /**
    * Turns each parsed value into the output (validation, typing). A {@linkcode DecodeError} it throws is re-placed at
    * the line's byte offset plus the error's own `offset`.
@@ -33,26 +37,13 @@ export interface NdjsonDecoderOptions<T> {
   map?: (value: unknown) => T;
 }
 
-/**
- * client-go's limit on one watch event line.
- *
- * @example
- * ```ts
- * import { DEFAULT_MAX_LINE_BYTES, NdjsonDecoderStream } from "watchwire/wire";
- *
- * console.log(DEFAULT_MAX_LINE_BYTES); // 16777216
- * const stream = new NdjsonDecoderStream({ maxLineBytes: 4 * DEFAULT_MAX_LINE_BYTES });
- * ```
- */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
-
 const LF = 10;
 const CR = 13;
 
 /**
  * Decodes newline-delimited JSON: splits on `\n` (a `\r` before it is tolerated), skips blank lines, parses each line
  * with `JSON.parse`, and passes the values on. UTF-8 sequences split across input chunks are handled; a line longer
- * than `maxLineBytes` is a `LINE_TOO_LONG` error before it is buffered whole; a line that is not JSON is
+ * than `maxEventBytes` is a `LINE_TOO_LONG` error before it is buffered whole; a line that is not JSON is
  * `JSON_INVALID`; input that ends inside a line that does not parse is `TRUNCATED`. Every error names the byte offset
  * where the offending line starts, and every value before it has been delivered.
  *
@@ -101,7 +92,7 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
   #offset = 0;
 
   constructor(options: NdjsonDecoderOptions<T> = {}) {
-    this.#max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.#max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     this.#map = options.map;
   }
 
@@ -152,11 +143,11 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
     emit(this.#apply(value, lineStart));
   }
 
-  /** Adds bytes of an unfinished line (starting at input offset `at`) to the carry, within the line limit. */
+  /** Adds bytes of an unfinished line (starting at input offset `at`) to the carry, within `maxEventBytes`. */
   #extendCarry(bytes: Uint8Array, at: number): void {
     const lineStart = at - this.#carry.length;
     if (this.#carry.length + bytes.length > this.#max) {
-      throw new DecodeError("LINE_TOO_LONG", lineStart, `line longer than ${this.#max} bytes`);
+      throw new DecodeError("LINE_TOO_LONG", lineStart, `line longer than maxEventBytes (${this.#max} bytes)`);
     }
     this.#carry.append(bytes);
   }
@@ -194,14 +185,14 @@ export class NdjsonLineParser<T = unknown> implements StreamDecoder<Uint8Array, 
     }
   }
 
-  /** The slow path for a region longer than the line limit: check each line's length in bytes first. */
+  /** The slow path for a region longer than `maxEventBytes`: check each line's length in bytes first. */
   #parseRegionByLine(region: Uint8Array, at: number, emit: (value: T) => void): void {
     let from = 0;
     for (;;) {
       const lf = region.indexOf(LF, from);
       const end = lf === -1 ? region.length : lf;
       if (end - from > this.#max) {
-        throw new DecodeError("LINE_TOO_LONG", at + from, `line longer than ${this.#max} bytes`);
+        throw new DecodeError("LINE_TOO_LONG", at + from, `line longer than maxEventBytes (${this.#max} bytes)`);
       }
       this.#parseLine(this.#text.decode(region.subarray(from, end)), at + from, emit);
       if (lf === -1) return;

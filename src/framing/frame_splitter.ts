@@ -5,19 +5,7 @@
  * @module
  */
 import { DecodeError } from "../errors.ts";
-
-/**
- * The default limit on one message: 16 MiB, as the JSON line limit (client-go's watch decoder).
- *
- * @example
- * ```ts
- * import { DEFAULT_MAX_MESSAGE_BYTES, LengthPrefixedDecoderStream } from "watchwire/wire";
- *
- * const frames = new LengthPrefixedDecoderStream({ maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES / 4 });
- * console.log(DEFAULT_MAX_MESSAGE_BYTES); // 16777216
- * ```
- */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
 
 /** The largest length a 4-byte prefix can announce (4 GiB - 1). */
 export const MAX_FRAME_LENGTH = 0xffff_ffff;
@@ -26,8 +14,11 @@ export const MAX_FRAME_LENGTH = 0xffff_ffff;
 export interface FrameSplitterOptions {
   /** Whether each frame starts with a 1-byte flag before its length (gRPC). */
   flagged: boolean;
-  /** Longest frame accepted, in bytes without its prefix. Default {@linkcode DEFAULT_MAX_MESSAGE_BYTES}. */
-  maxMessageBytes?: number | undefined;
+  /**
+   * The largest event (here: one frame, without its prefix) accepted, in bytes. Default
+   * {@linkcode DEFAULT_MAX_EVENT_BYTES}.
+   */
+  maxEventBytes?: number | undefined;
   /** Checks a frame's flag as soon as it arrives; throws a {@linkcode DecodeError} placed at `offset` if bad. */
   checkFlag?: ((flag: number, offset: number) => void) | undefined;
   /**
@@ -36,7 +27,7 @@ export interface FrameSplitterOptions {
    * on as `"borrowed"`. A fresh buffer per frame costs more than copying into it (3-8 us for 32 KB in V8, measured),
    * and most frames of a few tens of KB span reads of 64 KiB. Default 0: each spanning frame gets a buffer of its own.
    * The reused buffer lives as long as the splitter and is as long as the longest such frame (at least 64 KiB, or the
-   * smaller of this option and `maxMessageBytes`: it never exceeds either).
+   * smaller of this option and `maxEventBytes`: it never exceeds either).
    */
   reuseBufferUpTo?: number | undefined;
   /**
@@ -117,12 +108,12 @@ const MIN_REUSED_BUFFER = 64 * 1024;
  * view of that chunk; a frame that spans chunks is copied once into a buffer of exactly its length (or, with
  * `reuseBufferUpTo`, into a buffer reused from frame to frame).
  *
- * That buffer is allocated when the frame is seen to span chunks (its length known and checked against the limit),
- * and each later chunk is copied straight into it. Keeping the pieces as views and joining them at the end (as
- * `PartialLine` does for NDJSON, where the length is not known in advance) would copy the bytes as often, but hold
- * the pieces and the joined frame at once (twice the frame, briefly) and pin whole input chunks of which the frame may
- * use only a few bytes. The cost of allocating first: a peer that announces a large frame makes us hold its size
- * before sending it, which `maxMessageBytes` bounds, as it bounds the frame once received.
+ * That buffer is allocated when the frame is seen to span chunks (its length known and checked against
+ * `maxEventBytes`), and each later chunk is copied straight into it. Keeping the pieces as views and joining them at
+ * the end (as `PartialLine` does for NDJSON, where the length is not known in advance) would copy the bytes as often,
+ * but hold the pieces and the joined frame at once (twice the frame, briefly) and pin whole input chunks of which the
+ * frame may use only a few bytes. The cost of allocating first: a peer that announces a large frame makes us hold its
+ * size before sending it, which `maxEventBytes` bounds, as it bounds the frame once received.
  */
 export class FrameSplitter {
   readonly #prefixLength: number;
@@ -152,9 +143,9 @@ export class FrameSplitter {
   #deferred = false;
 
   constructor(options: FrameSplitterOptions) {
-    const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     if (!Number.isSafeInteger(max) || max < 0) {
-      throw new RangeError(`maxMessageBytes must be a non-negative integer, not ${max}`);
+      throw new RangeError(`maxEventBytes must be a non-negative integer, not ${max}`);
     }
     this.#max = max;
     this.#prefixLength = options.flagged ? 5 : 4;
@@ -163,7 +154,7 @@ export class FrameSplitter {
     if (!Number.isSafeInteger(reuseUpTo) || reuseUpTo < 0) {
       throw new RangeError(`reuseBufferUpTo must be a non-negative integer, not ${reuseUpTo}`);
     }
-    // Never above the frame limit: the reused buffer is never larger than a frame may be.
+    // Never above `maxEventBytes`: the reused buffer is never larger than a frame may be.
     this.#reuseUpTo = Math.min(reuseUpTo, max);
     this.#keepPieces = options.keepPieces ?? false;
     this.#deferSpanning = this.#keepPieces && (options.deferSpanning ?? false);
@@ -239,7 +230,7 @@ export class FrameSplitter {
         throw new DecodeError(
           "MESSAGE_TOO_LARGE",
           start,
-          `message of ${length} bytes is longer than the limit of ${this.#max} bytes`,
+          `message of ${length} bytes is over maxEventBytes (${this.#max} bytes)`,
         );
       }
       if (n - i >= length) {

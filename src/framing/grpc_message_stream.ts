@@ -6,7 +6,8 @@
 import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
 import { DecoderStream } from "../streams/decoder_stream.ts";
-import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter } from "./frame_splitter.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
+import { FrameSplitter } from "./frame_splitter.ts";
 
 /**
  * One gRPC message.
@@ -40,15 +41,18 @@ export interface GrpcMessage {
  *
  * const wire = await encodeGrpcMessages([new TextEncoder().encode("hello")], { compress: true });
  * // As the peer's `grpc-encoding: gzip` header says; kept compressed, e.g. to record the stream as received.
- * const options: GrpcMessageDecoderOptions = { encoding: "gzip", decompress: false, maxMessageBytes: 1 << 20 };
+ * const options: GrpcMessageDecoderOptions = { encoding: "gzip", decompress: false, maxEventBytes: 1 << 20 };
  * for await (const message of new Blob([wire]).stream().pipeThrough(new GrpcMessageDecoderStream(options))) {
  *   console.log(message.compressed, message.data[0], message.data[1]); // true 31 139
  * }
  * ```
  */
 export interface GrpcMessageDecoderOptions {
-  /** Longest message accepted, in bytes, both as received and once decompressed. Default 16 MiB. */
-  maxMessageBytes?: number;
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here a
+   * message, both as received and once decompressed. Default `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
+  maxEventBytes?: number;
   /**
    * The message encoding the peer declared in its `grpc-encoding` header. Default `"identity"`, under which a message
    * flagged as compressed is `MESSAGE_INVALID`.
@@ -75,10 +79,10 @@ interface Pending {
  *   is copied once into a buffer of exactly its length.
  * - A flag other than 0 or 1 is `MESSAGE_INVALID` as soon as it arrives, and so is the flag 1 when `encoding` is
  *   `"identity"` (gRPC requires a peer that compresses to declare its encoding).
- * - A length over `maxMessageBytes` is `MESSAGE_TOO_LARGE` as soon as its prefix has arrived, before anything is
+ * - A length over `maxEventBytes` is `MESSAGE_TOO_LARGE` as soon as its prefix has arrived, before anything is
  *   allocated or more input is read.
  * - With `encoding: "gzip"`, a compressed message is decompressed (the runtime's `DecompressionStream`, one per
- *   message) and passed on with `compressed: false`; output beyond `maxMessageBytes` is `MESSAGE_TOO_LARGE`, corrupt
+ *   message) and passed on with `compressed: false`; output beyond `maxEventBytes` is `MESSAGE_TOO_LARGE`, corrupt
  *   data `DECOMPRESSION_FAILED`.
  * - Input that ends inside a prefix or a message is `TRUNCATED`.
  *
@@ -104,7 +108,7 @@ export class GrpcMessageDecoderStream extends DecoderStream<Uint8Array, GrpcMess
     const decompress = encoding === "gzip" && options.decompress !== false;
     const splitter = new FrameSplitter({
       flagged: true,
-      maxMessageBytes: options.maxMessageBytes,
+      maxEventBytes: options.maxEventBytes,
       checkFlag(flag, offset) {
         if (flag > 1) {
           throw new DecodeError("MESSAGE_INVALID", offset, `compressed flag is ${flag}, not 0 or 1`);
@@ -118,7 +122,7 @@ export class GrpcMessageDecoderStream extends DecoderStream<Uint8Array, GrpcMess
         }
       },
     });
-    const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
 
     /** Decompresses and emits `pending` in order (the messages of one input chunk from the first compressed one). */
     const deliver = async (pending: Pending[], emit: (message: GrpcMessage) => void): Promise<void> => {
@@ -183,7 +187,7 @@ async function gunzipMessage(data: Uint8Array, max: number, offset: number): Pro
         throw new DecodeError(
           "MESSAGE_TOO_LARGE",
           offset,
-          `message decompresses to more than the limit of ${max} bytes`,
+          `message decompresses to more than maxEventBytes (${max} bytes)`,
         );
       }
       pieces.push(value);

@@ -7,8 +7,6 @@
 import { DecoderStream } from "../streams/decoder_stream.ts";
 import { FrameSplitter } from "./frame_splitter.ts";
 
-export { DEFAULT_MAX_MESSAGE_BYTES } from "./frame_splitter.ts";
-
 /**
  * Options of {@linkcode LengthPrefixedDecoderStream}.
  *
@@ -18,7 +16,7 @@ export { DEFAULT_MAX_MESSAGE_BYTES } from "./frame_splitter.ts";
  * import { type LengthPrefixedDecoderOptions, LengthPrefixedDecoderStream } from "watchwire/wire";
  *
  * const wire = Uint8Array.of(0, 0, 0, 2, 1, 2, 0, 0, 0, 5); // a 2-byte frame, then the prefix of a 5-byte one
- * const options: LengthPrefixedDecoderOptions = { maxMessageBytes: 4 };
+ * const options: LengthPrefixedDecoderOptions = { maxEventBytes: 4 };
  * try {
  *   for await (const frame of new Blob([wire]).stream().pipeThrough(new LengthPrefixedDecoderStream(options))) {
  *     console.log(frame.length); // 2
@@ -29,8 +27,11 @@ export { DEFAULT_MAX_MESSAGE_BYTES } from "./frame_splitter.ts";
  * ```
  */
 export interface LengthPrefixedDecoderOptions {
-  /** Longest frame accepted, in bytes without its prefix. Default 16 MiB. */
-  maxMessageBytes?: number;
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here a frame,
+   * without its prefix. Default `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
+  maxEventBytes?: number;
 }
 
 /**
@@ -39,7 +40,7 @@ export interface LengthPrefixedDecoderOptions {
  *
  * - A frame within one input chunk is passed on as a `subarray` view of that chunk (no copy); a frame that spans
  *   chunks is copied once into a buffer of exactly its length.
- * - A length over `maxMessageBytes` is a `MESSAGE_TOO_LARGE` error as soon as its prefix has arrived, before anything
+ * - A length over `maxEventBytes` is a `MESSAGE_TOO_LARGE` error as soon as its prefix has arrived, before anything
  *   is allocated or more input is read.
  * - Input that ends inside a prefix or a frame is `TRUNCATED`. A zero-length frame is an empty array.
  *
@@ -58,7 +59,7 @@ export interface LengthPrefixedDecoderOptions {
  */
 export class LengthPrefixedDecoderStream extends DecoderStream<Uint8Array, Uint8Array> {
   constructor(options: LengthPrefixedDecoderOptions = {}) {
-    const splitter = new FrameSplitter({ flagged: false, maxMessageBytes: options.maxMessageBytes });
+    const splitter = new FrameSplitter({ flagged: false, maxEventBytes: options.maxEventBytes });
     super({
       push(chunk, emit) {
         splitter.push(chunk, (data) => emit(data));

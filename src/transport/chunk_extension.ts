@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { describe } from "./describe_byte.ts";
+import { describe } from "../describe_byte.ts";
 import { isControl, isWhitespace, TOKEN } from "./field_line.ts";
 
 const SEMICOLON = 0x3b;

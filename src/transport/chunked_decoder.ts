@@ -8,7 +8,7 @@ import { DecodeError } from "../errors.ts";
 import { type FieldList, parseFieldLine } from "./field_line.ts";
 import { LineBuffer } from "./line_buffer.ts";
 import { ChunkExtensionChecker } from "./chunk_extension.ts";
-import { describe } from "./describe_byte.ts";
+import { describe } from "../describe_byte.ts";
 
 /**
  * Limits of {@linkcode ChunkedDecoder}.

@@ -6,8 +6,8 @@
  */
 import type { DecoderStreamOptions } from "../streams/decoder_stream.ts";
 import { type FieldList, fieldValues } from "./field_line.ts";
-import { GunzipStream } from "./gunzip_stream.ts";
-import { InflateStream } from "./inflate_stream.ts";
+import { GunzipStream } from "../compression/gunzip_stream.ts";
+import { InflateStream } from "../compression/inflate_stream.ts";
 
 /**
  * A body and the content coding removed from it (`"gzip"`, `"deflate"`), or `undefined` when none was.

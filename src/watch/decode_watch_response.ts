@@ -5,16 +5,16 @@
  * @module
  */
 import { JsonWatchEventDecoder } from "../codec/json_watch_event_decoder.ts";
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/decode_object.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import { KubernetesProtobufWatchDecoder } from "../codec/kubernetes/protobuf_watch_decoder.ts";
 import { BatchDecoderStream } from "../streams/batch_decoder_stream.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
-import { DEFAULT_MAX_LINE_BYTES } from "../codec/ndjson_decoder_stream.ts";
 import { concatBytes } from "../bytes.ts";
 import { DecodeError } from "../errors.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
 import type { ErrorWatchEvent, KubernetesObject, Status, WatchEvent } from "../events.ts";
 
 /**
@@ -35,7 +35,10 @@ import type { ErrorWatchEvent, KubernetesObject, Status, WatchEvent } from "../e
  * ```
  */
 export interface DecodeWatchOptions {
-  /** Largest single event accepted, in bytes. Default 16 MiB. */
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes. Default
+   * `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
   maxEventBytes?: number;
   /**
    * Body codecs by media type essence (`type/subtype`, lower case), tried before the built-in ones: how a new wire
@@ -62,7 +65,7 @@ export interface DecodeWatchOptions {
  *
  * // A proxy that labels watch bodies `application/x-ndjson`: decode them as the JSON watches they are.
  * const ndjson: WatchBodyCodec = (body, _mediaType, options) =>
- *   body.pipeThrough(new JsonWatchEventDecoderStream<unknown>({ maxLineBytes: options.maxEventBytes }));
+ *   body.pipeThrough(new JsonWatchEventDecoderStream<unknown>({ maxEventBytes: options.maxEventBytes }));
  * const response = new Response('{"type":"ADDED","object":{"metadata":{"name":"web"}}}\n', {
  *   headers: { "content-type": "application/x-ndjson; charset=utf-8" },
  * });
@@ -95,7 +98,7 @@ export const KUBERNETES_PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protob
 type BodyDecoder = (options: DecodeWatchOptions) => StreamDecoder<Uint8Array, WatchEvent<unknown>>;
 
 const jsonDecoder: BodyDecoder = (options) =>
-  new JsonWatchEventDecoder<unknown>({ maxLineBytes: options.maxEventBytes });
+  new JsonWatchEventDecoder<unknown>({ maxEventBytes: options.maxEventBytes });
 
 const protobufDecoder: BodyDecoder = (options) =>
   new KubernetesProtobufWatchDecoder<unknown>({ ...options.protobuf, maxEventBytes: options.maxEventBytes });
@@ -206,7 +209,7 @@ function watchBody(response: Response, options: DecodeWatchOptions): WatchBody {
   const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   if (response.status < 200 || response.status > 299) {
     return {
-      events: errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_LINE_BYTES, options.protobuf),
+      events: errorStatusEvent(response, body, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, options.protobuf),
     };
   }
   const mediaType = parseMediaType(response.headers.get("content-type"));
@@ -251,12 +254,12 @@ const REASONS: Record<number, string> = {
 function errorStatusEvent(
   response: Response,
   body: ReadableStream<Uint8Array>,
-  limit: number,
+  maxEventBytes: number,
   protobuf: KubernetesProtobufOptions | undefined,
 ): ReadableStream<WatchEvent<unknown>> {
   return new ReadableStream<WatchEvent<unknown>>({
     async start(controller) {
-      const bytes = await readBytes(body, limit);
+      const bytes = await readBytes(body, maxEventBytes);
       let status: Status | undefined;
       let text = "";
       if (hasKubernetesProtobufMagic(bytes)) {
@@ -293,8 +296,8 @@ function errorStatusEvent(
   });
 }
 
-/** The first `limit` bytes of `body` (or all of it, if shorter); the rest is cancelled. */
-async function readBytes(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+/** The first `maxEventBytes` bytes of `body` (or all of it, if shorter); the rest is cancelled. */
+async function readBytes(body: ReadableStream<Uint8Array>, maxEventBytes: number): Promise<Uint8Array> {
   const reader = body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
@@ -302,9 +305,9 @@ async function readBytes(body: ReadableStream<Uint8Array>, limit: number): Promi
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (size + value.length >= limit) {
-      parts.push(value.subarray(0, limit - size));
-      size = limit;
+    if (size + value.length >= maxEventBytes) {
+      parts.push(value.subarray(0, maxEventBytes - size));
+      size = maxEventBytes;
       await reader.cancel();
       break;
     }

@@ -235,7 +235,7 @@ function kvToJson(kv: EtcdKeyValue): EtcdKeyValueJson {
  * ```
  */
 export function etcdEventToJson(event: EtcdEvent): EtcdEventJson {
-  // `{}` filled in, not a literal: a caller may keep what this returns (see ../no_allocation_site.ts).
+  // `{}` filled in, not a literal: a caller may keep what this returns (see ../value_constructors.ts).
   const out = {} as EtcdEventJson;
   out.type = event.type;
   out.kv = kvToJson(event.kv);
@@ -330,7 +330,7 @@ export function kubernetesValue(kv: EtcdKeyValue): KubernetesValue | undefined {
   return objectValue("json", object as Record<string, unknown>);
 }
 
-// The values are `{}` filled in, not literals: a caller may keep them (see ../no_allocation_site.ts).
+// The values are `{}` filled in, not literals: a caller may keep them (see ../value_constructors.ts).
 
 function protobufValue(bytes: Uint8Array): KubernetesValue {
   const value = {} as Extract<KubernetesValue, { format: "protobuf" }>;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { emptyList } from "../no_allocation_site.ts";
+import { emptyList } from "../value_constructors.ts";
 import { ProtobufReader } from "../protobuf/reader.ts";
 
 /**
@@ -158,7 +158,7 @@ function readHeader(r: ProtobufReader, h: EtcdResponseHeader): EtcdResponseHeade
 }
 
 // What this decoder returns is made with `{}` filled in and `emptyList()`, not literals: a cache of etcd's keys keeps
-// them, and V8 would then pretenure the literals' allocation sites (see ../no_allocation_site.ts).
+// them, and V8 would then pretenure the literals' allocation sites (see ../value_constructors.ts).
 
 function emptyKeyValue(): EtcdKeyValue {
   const kv = {} as EtcdKeyValue;

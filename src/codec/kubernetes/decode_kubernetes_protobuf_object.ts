@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
+import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
 import type { JsonObject } from "./registry.ts";
 
 /**

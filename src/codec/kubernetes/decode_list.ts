@@ -6,7 +6,7 @@
  */
 import { ProtobufCursor } from "../protobuf/cursor.ts";
 import { parseKubernetesEnvelope } from "./envelope.ts";
-import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
+import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
 import { listMetaDecoder } from "./meta_decoders.ts";
 import type { JsonObject } from "./registry.ts";
 

@@ -7,7 +7,7 @@
 import { concatBytes } from "../../bytes.ts";
 import type { ObjectMeta } from "../../events.ts";
 import type { JsonObject, ObjectDecoder } from "./registry.ts";
-import { objectOfKind } from "../no_allocation_site.ts";
+import { objectOfKind } from "../value_constructors.ts";
 
 /**
  * What a {@linkcode KubernetesProtobufObject} is made of.

@@ -8,9 +8,9 @@ import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import type { KubernetesProtobufOptions } from "./decode_object.ts";
+import type { KubernetesProtobufOptions } from "./object_reader.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
-import { KubernetesObjectReader } from "./decode_object.ts";
+import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
@@ -37,7 +37,10 @@ const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
  * ```
  */
 export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOptions {
-  /** Largest event (frame without its 4-byte prefix) accepted, checked before it is buffered. Default 16 MiB. */
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here a
+   * frame without its 4-byte prefix, checked before it is buffered. Default `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
   maxEventBytes?: number;
 }
 
@@ -73,7 +76,7 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
     this.#objects = new KubernetesObjectReader(options);
     this.#splitter = new FrameSplitter({
       flagged: false,
-      maxMessageBytes: options.maxEventBytes,
+      maxEventBytes: options.maxEventBytes,
       // Frames that span reads are assembled in one reused buffer: full decoding keeps nothing of a frame's bytes.
       // An object kept as bytes (metadata mode, unknown kinds) keeps views of the reads that hold its frame when that
       // keeps alive little enough, else a copy of its own: never the reused buffer.

@@ -6,15 +6,15 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import type { KubernetesProtobufOptions } from "./decode_object.ts";
-import { KubernetesObjectReader } from "./decode_object.ts";
+import type { KubernetesProtobufOptions } from "./object_reader.ts";
+import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
  * Decodes the frames of a Kubernetes protobuf watch, as `LengthPrefixedDecoderStream` hands them on (each a
  * `meta.v1.WatchEvent` message without its 4-byte length prefix), into typed {@linkcode WatchEvent}s (see
  * {@linkcode KubernetesProtobufWatchEventDecoder}; options as {@linkcode KubernetesProtobufWatchDecoderStream}'s
- * but the size limit, which is the framing stage's `maxMessageBytes`).
+ * but `maxEventBytes`, which is the framing stage's).
  *
  * Error offsets count bytes of the framed input: frame k's bytes are taken to start at the sum of 4 + the length of
  * each frame before it, plus 4 (as they do when the frames come straight from the framing stage). For bytes,

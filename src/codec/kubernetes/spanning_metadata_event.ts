@@ -6,11 +6,11 @@
  */
 import { DecodeError } from "../../errors.ts";
 import type { WatchEvent } from "../../events.ts";
-import { type KubernetesObjectReader, lazyObjectMeta } from "./decode_object.ts";
+import { type KubernetesObjectReader, lazyObjectMeta } from "./object_reader.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject } from "./registry.ts";
 import { readGoString } from "./runtime/go_string.ts";
-import { watchEventOf } from "../no_allocation_site.ts";
+import { watchEventOf } from "../value_constructors.ts";
 
 /** The bytes of a frame held in pieces, read at frame positions (`pos`), the piece last read cached. */
 class PiecesReader {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { WatchEvent } from "../../events.ts";
-import { type FrameOwnership, KubernetesObjectReader, type KubernetesProtobufOptions } from "./decode_object.ts";
+import { type FrameOwnership, KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**

@@ -7,12 +7,12 @@
 import { DecodeError } from "../../errors.ts";
 import { WATCH_EVENT_TYPES, type WatchEvent, type WatchEventType } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
-import type { FrameOwnership, KubernetesObjectReader } from "./decode_object.ts";
+import type { FrameOwnership, KubernetesObjectReader } from "./object_reader.ts";
 import { fillFrame } from "../../framing/frame_splitter.ts";
 import { readSpanningMetadataEvent } from "./spanning_metadata_event.ts";
 import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
-import { watchEventOf } from "../no_allocation_site.ts";
+import { watchEventOf } from "../value_constructors.ts";
 
 const LEN = 2;
 

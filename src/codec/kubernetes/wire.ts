@@ -19,8 +19,8 @@ import { parseRepeatedJson } from "./runtime/repeated_json.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 
 export { setKey } from "./runtime/set_key.ts";
-export { emptyList, listOf } from "../no_allocation_site.ts";
-import { emptyList } from "../no_allocation_site.ts";
+export { emptyList, listOf } from "../value_constructors.ts";
+import { emptyList } from "../value_constructors.ts";
 import type { JsonObject } from "./registry.ts";
 
 export type { JsonObject };

@@ -15,20 +15,18 @@
  *
  * Framing each event, rather than reading msgpack values back to back, tells the decoder where an event ends before
  * it parses it: a split value is not re-parsed as more bytes arrive (msgpackr's incomplete-data retry is quadratic for
- * a large event in small chunks), the size limit is checked on the length before anything is buffered, and every
+ * a large event in small chunks), `maxEventBytes` is checked on the length before anything is buffered, and every
  * error names the offset of its event's frame.
  *
  * @module
  */
 import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
-import { DEFAULT_MAX_MESSAGE_BYTES, FrameSplitter, MAX_FRAME_LENGTH } from "../../framing/frame_splitter.ts";
+import { FrameSplitter, MAX_FRAME_LENGTH } from "../../framing/frame_splitter.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../../limits.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { toWatchEvent } from "../watch_event.ts";
 import { fromWire } from "./json_values.ts";
-
-/** The default limit on one encoded event: 16 MiB, as on a JSON watch line or a protobuf watch frame. */
-export const DEFAULT_MAX_EVENT_BYTES: number = DEFAULT_MAX_MESSAGE_BYTES;
 
 /** The header frame's payload: `WWMP` and the format version. */
 const HEADER_PAYLOAD = Uint8Array.of(0x57, 0x57, 0x4d, 0x50, 0x01);
@@ -41,7 +39,7 @@ export function headerFrame(): Uint8Array {
   return HEADER.slice();
 }
 
-/** `max` as an event size limit, checked: a RangeError unless an integer a frame's length can hold. */
+/** `max` as `maxEventBytes`, checked: a RangeError unless an integer a frame's length can hold. */
 export function checkLimit(max: number): number {
   if (!Number.isSafeInteger(max) || max < 0 || max > MAX_FRAME_LENGTH) {
     throw new RangeError(`maxEventBytes must be an integer from 0 to ${MAX_FRAME_LENGTH}, not ${max}`);
@@ -81,7 +79,7 @@ export function unpackrOptions(): {
 
 /** Options of {@linkcode MsgpackEventReader}. */
 export interface MsgpackEventReaderOptions {
-  /** Longest encoded event accepted, in bytes without its length prefix. Default 16 MiB. */
+  /** The largest event (here: one frame, without its length prefix) accepted, in bytes. Default 16 MiB. */
   maxEventBytes?: number | undefined;
 }
 
@@ -101,8 +99,8 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
     this.#newUnpackr = newUnpackr;
     const max = checkLimit(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
     this.#max = max;
-    // The splitter checks every length before buffering; the header's 5 bytes pass even under a smaller limit.
-    this.#splitter = new FrameSplitter({ flagged: false, maxMessageBytes: Math.max(max, HEADER_PAYLOAD.length) });
+    // The splitter checks every length before buffering; the header's 5 bytes pass even under a smaller maxEventBytes.
+    this.#splitter = new FrameSplitter({ flagged: false, maxEventBytes: Math.max(max, HEADER_PAYLOAD.length) });
   }
 
   push(chunk: Uint8Array, emit: (event: WatchEvent<T>) => void): void {
@@ -117,7 +115,7 @@ export class MsgpackEventReader<T = KubernetesObject> implements StreamDecoder<U
         throw new DecodeError(
           "MESSAGE_TOO_LARGE",
           offset,
-          `message of ${frame.length} bytes is longer than the limit of ${this.#max} bytes`,
+          `message of ${frame.length} bytes is over maxEventBytes (${this.#max} bytes)`,
         );
       }
       emit(this.#decode(frame, offset));

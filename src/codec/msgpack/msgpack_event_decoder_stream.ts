@@ -30,7 +30,10 @@ import { MsgpackEventDecoder } from "./msgpack_event_decoder.ts";
  * ```
  */
 export interface MsgpackEventDecoderOptions {
-  /** Longest encoded event accepted, in bytes: checked on its length prefix, before it is buffered. Default 16 MiB. */
+  /**
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here an
+   * event's frame, checked on its length prefix before it is buffered. Default `DEFAULT_MAX_EVENT_BYTES` (16 MiB).
+   */
   maxEventBytes?: number;
 }
 

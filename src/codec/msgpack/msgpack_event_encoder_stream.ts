@@ -32,8 +32,10 @@ import { MsgpackEventWriter } from "./msgpack_event_writer.ts";
  */
 export interface MsgpackEventEncoderOptions {
   /**
-   * Longest encoded event written, in bytes: a longer one fails the stream (a `RangeError`), so that the encoder never
-   * writes what a {@linkcode MsgpackEventDecoderStream} with the same limit refuses. Default 16 MiB.
+   * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes: here an
+   * encoded event, a longer one failing the stream (a `RangeError`), so that the encoder never writes what a
+   * {@linkcode MsgpackEventDecoderStream} with the same `maxEventBytes` refuses. Default `DEFAULT_MAX_EVENT_BYTES`
+   * (16 MiB).
    */
   maxEventBytes?: number;
 }

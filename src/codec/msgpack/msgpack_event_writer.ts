@@ -9,7 +9,8 @@ import { NpmPackage } from "../../npm_package.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
 import { toWatchEvent } from "../watch_event.ts";
-import { checkLimit, DEFAULT_MAX_EVENT_BYTES, headerFrame } from "./format.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../../limits.ts";
+import { checkLimit, headerFrame } from "./format.ts";
 import { toWire } from "./json_values.ts";
 import { denoMsgpackrBuild, InOrder, type MsgpackPacker, MSGPACKR_VERSION, type PackrModule } from "./msgpackr.ts";
 
@@ -42,7 +43,7 @@ export function newPackr(): MsgpackPacker {
 
 /** Options of {@linkcode MsgpackEventWriter}. */
 export interface MsgpackEventWriterOptions {
-  /** Longest encoded event written, in bytes; a longer one is an error. Default 16 MiB. */
+  /** The largest event (here: one encoded event) written, in bytes; a longer one is an error. Default 16 MiB. */
   maxEventBytes?: number | undefined;
 }
 
@@ -84,7 +85,7 @@ export class MsgpackEventWriter<T = KubernetesObject> implements StreamDecoder<W
     const packed = this.#packr.pack(value, msgpackr.RESERVE_START_SPACE | 4);
     const length = packed.length - 4;
     if (length > this.#max) {
-      throw new RangeError(`an event encoded to ${length} bytes, over the limit of ${this.#max} bytes`);
+      throw new RangeError(`an event encoded to ${length} bytes, over maxEventBytes (${this.#max} bytes)`);
     }
     packed[0] = length >>> 24;
     packed[1] = (length >>> 16) & 0xff;

@@ -5,7 +5,7 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import { describe } from "../describe_byte.ts";
+import { describe } from "../../describe_byte.ts";
 import {
   HTTP2_CLIENT_PREFACE,
   HTTP2_DEFAULT_MAX_FRAME_SIZE,

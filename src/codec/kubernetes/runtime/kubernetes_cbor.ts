@@ -33,7 +33,7 @@ import { readGoString } from "./go_string.ts";
 import { base64Std } from "./base64.ts";
 import { formatRfc3339Nano, nanoFraction, TWO_DIGITS } from "./go_time.ts";
 import { setKey } from "./set_key.ts";
-import { emptyList } from "../../no_allocation_site.ts";
+import { emptyList } from "../../value_constructors.ts";
 
 /** Whether FieldsV1 bytes starting with `byte` are CBOR (else they are JSON). */
 export function isCborFieldsV1(byte: number): boolean {

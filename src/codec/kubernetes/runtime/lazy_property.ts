@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { emptyList } from "../../no_allocation_site.ts";
+import { emptyList } from "../../value_constructors.ts";
 
 /** Returns the object it is given from its constructor, so that a subclass's private fields go onto that object. */
 class Identity {

@@ -3,10 +3,10 @@
  *
  * @module
  */
+import { describe, hex32 } from "../describe_byte.ts";
 import { DecodeError } from "../errors.ts";
 import { DecoderStream, type DecoderStreamOptions } from "../streams/decoder_stream.ts";
 import { crc32, crc32Byte } from "./crc32.ts";
-import { describe, hex32 } from "./describe_byte.ts";
 import { Inflater } from "./inflate.ts";
 
 /**

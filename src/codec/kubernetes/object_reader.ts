@@ -16,7 +16,7 @@ import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoder
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
-import { emptyList, objectOfKind } from "../no_allocation_site.ts";
+import { emptyList, objectOfKind } from "../value_constructors.ts";
 import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
