@@ -187,6 +187,7 @@ test("watch(): the connection closed mid-watch (a read waiting, or none) ends th
     const c = await admin();
     const events = await watch(c, { version: "v1", resource: "namespaces" }, {
       format,
+      protobuf: { decoders: builtinDecoders },
       resourceVersion: "0",
       timeoutSeconds: 60,
     });
