@@ -36,10 +36,18 @@ import { readFileSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import type * as ClientNodeTypes from "@kubernetes/client-node";
-import { type ClusterConnection, connectCluster, informer, list, loadKubeconfig } from "../mod.ts";
+import { connectCluster, informer, list, loadKubeconfig } from "../mod.ts";
 import { attachCluster, type Cluster, startCluster } from "../scripts/kube/cluster.mjs";
 import { type FaultProxy, type ProxiedRequest, seededRandom, startFaultProxy } from "../tests/peers/fault_proxy.ts";
-import { chaosInformerTimings, chaosSchedule, type ConfigMap, keyOf, Mutator } from "../tests/servers/_chaos.ts";
+import { apiRequest } from "../tests/servers/_api.ts";
+import {
+  chaosInformerTimings,
+  chaosSchedule,
+  type ConfigMap,
+  keyOf,
+  mutateThenEndFaults,
+  Mutator,
+} from "../tests/servers/_chaos.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -96,21 +104,6 @@ const codeMeasured = (() => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const clientNodeVersion = JSON.parse(readFileSync(`${root}node_modules/@kubernetes/client-node/package.json`, "utf8"))
   .version as string;
-
-/** A JSON request with the connection's credentials (as tests/servers/_cluster.ts's `apiRequest`). */
-async function apiRequest(c: ClusterConnection, method: string, url: URL, body?: unknown): Promise<unknown> {
-  const headers = await c.headers();
-  headers.set("accept", "application/json");
-  if (body !== undefined) headers.set("content-type", "application/json");
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
 
 /** What the comparison reads of a cached object (client-node's have `Date`s where watchwire's have strings). */
 type Versioned = { metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
@@ -290,7 +283,7 @@ async function run(cluster: Cluster, p: FaultProxy, seed: number, variant: Varia
         metadata: { name: namespaces[i] },
       });
     }
-    const mutator = new Mutator(admin, apiRequest, random, namespaces, label);
+    const mutator = new Mutator(admin, random, namespaces, label);
     for (let i = 0; i < 8; i++) await mutator.create();
 
     // The informer, through the proxy, faults from its first request on.
@@ -300,12 +293,7 @@ async function run(cluster: Cluster, p: FaultProxy, seed: number, variant: Varia
       ? await startWatchwire(cluster, p, seed, labelSelector)
       : await startClientNode(cluster, p, labelSelector, variant === "client-node + restart");
 
-    for (let i = 0; i < MUTATIONS; i++) {
-      await mutator.step();
-      if (random() < 0.45) await sleep(50 + Math.floor(random() * 350));
-    }
-    await sleep(1000);
-    await p.schedule(null);
+    await mutateThenEndFaults(mutator, random, p, MUTATIONS);
     const settling = Date.now();
 
     const truth = await list<ConfigMap>(admin, { version: "v1", resource: "configmaps" }, { labelSelector });

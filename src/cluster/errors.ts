@@ -138,3 +138,19 @@ export class ClusterAccessError extends Error {
     this.detail = detail;
   }
 }
+
+/**
+ * The messages of an error and its causes, outermost first (each with its `code`, if it has one), joined by ` <- `:
+ * how list() and watch() say what a runtime's fetch reported when a body broke off.
+ */
+export function describeCauses(error: unknown): string {
+  const out: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
+    const { message, code, cause } = e as { message?: unknown; code?: unknown; cause?: unknown };
+    const said = typeof message === "string" ? message : String(e);
+    const text = typeof code === "string" && !said.startsWith(code) ? `${code}: ${said}` : said;
+    if (text !== "" && !out.includes(text)) out.push(text);
+    e = cause;
+  }
+  return out.join(" <- ");
+}

@@ -8,7 +8,7 @@ import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reade
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import type { KubernetesObject } from "../events.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
-import { ClusterAccessError } from "./errors.ts";
+import { ClusterAccessError, describeCauses } from "./errors.ts";
 import { type ListQuery, listUrl, type ResourceRef } from "./resource.ts";
 import { responseError } from "./response_error.ts";
 import { checkProtobufDecoders } from "./protobuf_decoders.ts";
@@ -114,19 +114,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     };
     signal?.addEventListener("abort", stop, { once: true });
   });
-}
-
-/** The messages of an error and its causes, outermost first (each with its `code`, if it has one), as watch() says. */
-function causes(error: unknown): string {
-  const out: string[] = [];
-  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
-    const { message, code, cause } = e as { message?: unknown; code?: unknown; cause?: unknown };
-    const said = typeof message === "string" ? message : String(e);
-    const text = typeof code === "string" && !said.startsWith(code) ? `${code}: ${said}` : said;
-    if (text !== "" && !out.includes(text)) out.push(text);
-    e = cause;
-  }
-  return out.join(" <- ");
 }
 
 /**
@@ -335,7 +322,7 @@ async function readPage(
       // As watch() says it: one error in every runtime (undici's `terminated`, Deno's and Bun's own words as the cause).
       throw new ClusterAccessError(
         "CONNECTION_LOST",
-        `${where}: the connection was lost after ${watchdog.bytes} bytes of the response body (${causes(e)})`,
+        `${where}: the connection was lost after ${watchdog.bytes} bytes of the response body (${describeCauses(e)})`,
         { cause: e },
       );
     }
@@ -391,7 +378,7 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
     try {
       page = decodeKubernetesProtobufList(bytes, options.protobuf) as ListObject;
     } catch (e) {
-      if (protobufCut(bytes)) throw cut(causes(e), e);
+      if (protobufCut(bytes)) throw cut(describeCauses(e), e);
       throw e;
     }
     // A cut between the envelope's fields decodes: as a list without its message (no metadata, no items).
@@ -401,7 +388,7 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
       page = JSON.parse(new TextDecoder().decode(bytes)) as ListObject;
     } catch (e) {
       // A protobuf body cut inside its 4-byte magic is no protobuf yet.
-      if (jsonCut(bytes) || (bytes.length < 4 && protobufCut(bytes))) throw cut(causes(e), e);
+      if (jsonCut(bytes) || (bytes.length < 4 && protobufCut(bytes))) throw cut(describeCauses(e), e);
       throw e;
     }
   }

@@ -8,7 +8,7 @@ import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { decodeWatchResponse } from "../watch/decode_watch_response.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
 import { DecodeError } from "../errors.ts";
-import { ClusterAccessError } from "./errors.ts";
+import { ClusterAccessError, describeCauses } from "./errors.ts";
 import { ACCEPT } from "./list.ts";
 import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
@@ -121,19 +121,6 @@ function retryAfterSeconds(response: Response): number | undefined {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
-/** The messages of an error and its causes, outermost first (each with its `code`, if it has one). */
-function causes(error: unknown): string {
-  const out: string[] = [];
-  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
-    const { message, code, cause } = e as { message?: unknown; code?: unknown; cause?: unknown };
-    const said = typeof message === "string" ? message : String(e);
-    const text = typeof code === "string" && !said.startsWith(code) ? `${code}: ${said}` : said;
-    if (text !== "" && !out.includes(text)) out.push(text);
-    e = cause;
-  }
-  return out.join(" <- ");
-}
-
 /**
  * `response` with a failure of its body as one `CONNECTION_LOST` error: each runtime's fetch says it its own way
  * (`terminated` in Node's undici, `error reading a body from connection` in Deno, `ECONNRESET` in Bun). An abort (the
@@ -157,7 +144,9 @@ function withTypedBodyFailure(response: Response, url: URL, signal: AbortSignal 
         controller.error(
           typed ? error : new ClusterAccessError(
             "CONNECTION_LOST",
-            `watch ${url}: the connection was lost after ${bytes} bytes of the response body (${causes(error)})`,
+            `watch ${url}: the connection was lost after ${bytes} bytes of the response body (${
+              describeCauses(error)
+            })`,
             { cause: error },
           ),
         );

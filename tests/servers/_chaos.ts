@@ -9,14 +9,12 @@ import { objectUrl, resourcePath, type ResourceRef } from "../../src/cluster/res
 import type { BackoffOptions } from "../../src/watch/backoff.ts";
 import type { KubernetesObject } from "../../src/events.ts";
 import { type FaultName, type FaultSchedule, seededRandom } from "../peers/fault_proxy.ts";
+import { apiRequest } from "./_api.ts";
 
 export type ConfigMap = KubernetesObject & {
   metadata: { name: string; namespace: string; resourceVersion: string; labels?: Record<string, string> };
   data?: Record<string, string>;
 };
-
-/** A JSON request with the connection's credentials (tests/servers/_cluster.ts's `apiRequest`, or the like). */
-export type ApiRequest = (c: ClusterConnection, method: string, url: URL, body?: unknown) => Promise<unknown>;
 
 /** The watch loop's timings, small for a test: the schedule the waits are checked against. */
 export const BACKOFF = { initialMs: 50, maxMs: 800, resetAfterMs: 3000 };
@@ -85,7 +83,6 @@ export function randomText(random: () => number): string {
  */
 export class Mutator {
   readonly #c: ClusterConnection;
-  readonly #request: ApiRequest;
   readonly #random: () => number;
   readonly #namespaces: string[];
   readonly #label: Record<string, string>;
@@ -95,22 +92,15 @@ export class Mutator {
   #names = 0;
   done = 0;
 
-  constructor(
-    c: ClusterConnection,
-    request: ApiRequest,
-    random: () => number,
-    namespaces: string[],
-    label: Record<string, string>,
-  ) {
+  constructor(c: ClusterConnection, random: () => number, namespaces: string[], label: Record<string, string>) {
     this.#c = c;
-    this.#request = request;
     this.#random = random;
     this.#namespaces = namespaces;
     this.#label = label;
   }
 
   #send(method: string, url: URL, body?: unknown): Promise<ConfigMap> {
-    return this.#request(this.#c, method, url, body) as Promise<ConfigMap>;
+    return apiRequest<ConfigMap>(this.#c, method, url, body);
   }
 
   #ref(namespace: string): ResourceRef {
@@ -158,4 +148,24 @@ export class Mutator {
     this.live.delete(keyOf(object));
     this.#gone.push({ namespace, name });
   }
+}
+
+/**
+ * A run's mutations: `mutations` steps of `mutator` (and more while `more()` says so), a short pause after some of
+ * them; then the proxy's faults go on a second more, and stop, so that the informer can settle.
+ */
+export async function mutateThenEndFaults(
+  mutator: Mutator,
+  random: () => number,
+  proxy: { schedule(schedule: null): Promise<void> },
+  mutations: number,
+  more: () => Promise<boolean> = () => Promise.resolve(false),
+): Promise<void> {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (let i = 0; i < mutations || await more(); i++) {
+    await mutator.step();
+    if (random() < 0.45) await sleep(50 + Math.floor(random() * 350));
+  }
+  await sleep(1000);
+  await proxy.schedule(null);
 }

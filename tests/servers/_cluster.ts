@@ -6,7 +6,6 @@
 import { after } from "node:test";
 import { spawnSync } from "node:child_process";
 import process from "node:process";
-import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
 import { type FaultProxy, startFaultProxy } from "../peers/fault_proxy.ts";
 import { attachCluster, type Cluster, type ClusterOptions, startCluster } from "../../scripts/kube/cluster.mjs";
 
@@ -67,27 +66,4 @@ export function kubectl(cluster: Cluster, args: string[], input?: string): strin
   return result.stdout;
 }
 
-/**
- * A request with the connection's credentials (JSON in, JSON out; PATCH as a merge patch): the answer, or an error with
- * the server's message.
- */
-export async function apiRequest<T = unknown>(
-  c: ClusterConnection,
-  method: string,
-  url: URL,
-  body?: unknown,
-): Promise<T> {
-  const headers = await c.headers();
-  headers.set("accept", "application/json");
-  if (body !== undefined) {
-    headers.set("content-type", method === "PATCH" ? "application/merge-patch+json" : "application/json");
-  }
-  const response = await c.fetch(url, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url.pathname}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
+export { apiRequest } from "./_api.ts";

@@ -44,6 +44,7 @@ import {
   type ConfigMap,
   IDLE_TIMEOUT_MS,
   keyOf,
+  mutateThenEndFaults,
   Mutator,
   RETRY_AFTER_SECONDS,
 } from "./_chaos.ts";
@@ -230,7 +231,7 @@ async function chaosRun(
       namespaces.push(namespaceName(`chaos${i}`));
       await send(admin, "POST", new URL("/api/v1/namespaces", admin.server), { metadata: { name: namespaces[i] } });
     }
-    const mutator = new Mutator(admin, apiRequest, random, namespaces, label);
+    const mutator = new Mutator(admin, random, namespaces, label);
     for (let i = 0; i < 8; i++) await mutator.create();
 
     // The informer, through the proxy, faults from its first request on.
@@ -277,13 +278,9 @@ async function chaosRun(
     // MUTATIONS changes, and more while fewer than MIN_FAULTS faults took effect (up to 30 s in all).
     const faultsSoFar = async () => (await p.stats()).requests.slice(first).filter((r) => r.faultAt).length;
     const mutating = Date.now();
-    for (let i = 0; i < MUTATIONS || (Date.now() - mutating < 30_000 && await faultsSoFar() < MIN_FAULTS); i++) {
-      await mutator.step();
-      if (random() < 0.45) await sleep(50 + Math.floor(random() * 350));
-    }
+    const more = async () => Date.now() - mutating < 30_000 && await faultsSoFar() < MIN_FAULTS;
     // The faults go on a moment after the last change, then stop: the informer must settle.
-    await sleep(1000);
-    await p.schedule(null);
+    await mutateThenEndFaults(mutator, random, p, MUTATIONS, more);
     const settling = Date.now();
 
     const truth = await list<ConfigMap>(admin, { version: "v1", resource: "configmaps" }, { labelSelector });
