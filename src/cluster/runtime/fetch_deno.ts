@@ -52,11 +52,63 @@ export function openTlsFetch(settings: TlsSettings): TlsFetch {
   });
   let closed = false;
   return {
-    fetch: (input, init) => fetch(input, { ...withoutCompressedWatch(input, init), client } as RequestInit),
+    fetch: async (input, init) => {
+      const response = await fetch(input, { ...withoutCompressedWatch(input, init), client } as RequestInit);
+      return init?.signal ? abortableBody(response, init.signal) : response;
+    },
     close: () => {
       if (!closed) client.close();
       closed = true;
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * `response` whose body errors with the signal's reason when `signal` aborts. Deno's fetch stops following the
+ * signal once its Request is garbage-collected, so after a collection an abort (the connection's `close()`) left a
+ * watch's body open until the server ended it; this follows the signal for as long as the body is read.
+ */
+function abortableBody(response: Response, signal: AbortSignal): Response {
+  if (response.body === null) return response;
+  const reader = response.body.getReader();
+  const stop = () => {
+    reader.cancel(signal.reason).catch(() => {});
+  };
+  let onAbort: (() => void) | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      onAbort = () => {
+        controller.error(signal.reason);
+        stop();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    },
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          signal.removeEventListener("abort", onAbort!);
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        signal.removeEventListener("abort", onAbort!);
+        controller.error(signal.aborted ? signal.reason : error);
+      }
+    },
+    cancel(reason) {
+      signal.removeEventListener("abort", onAbort!);
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  const wrapped = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperty(wrapped, "url", { value: response.url });
+  return wrapped;
 }
