@@ -22,23 +22,13 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { type ClusterConnection, connectCluster, loadKubeconfig } from "../mod.ts";
 import { type Cluster, startCluster, stopCluster } from "../scripts/kube/cluster.mjs";
+// The same PRNG as the test watch events (mulberry32), so every run makes the same objects.
+import { prng } from "../tests/peers/watch_events.ts";
 
 export const NAMESPACE = "bench";
 export const OBJECTS = 5000;
 export const RESOURCES = ["configmaps", "pods"] as const;
 export type BenchResource = typeof RESOURCES[number];
-
-/** A small deterministic PRNG (mulberry32), so every run makes the same objects. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const APPS = ["checkout", "catalog", "payments", "search", "auth", "ledger", "notify", "gateway", "billing", "profile"];
 const hex = (random: () => number, n: number) =>

@@ -2,7 +2,7 @@
  * Shared test helpers: byte streams from chunk lists, collecting streams, and the fast-check arbitrary that splits
  * an input into chunks (down to single bytes) for split-invariance properties.
  */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import process from "node:process";
 import fc from "fast-check";
 import { DecodeError } from "../mod.ts";
@@ -49,6 +49,26 @@ export function failingAfter<T>(chunks: T[], reason: unknown): ReadableStream<T>
       else controller.error(reason);
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * The first line a test server started as a child process writes to stdout (its ports, as JSON), parsed; a server
+ * that exits or fails first, or says nothing within 15 s, rejects.
+ */
+export function firstLineOf<T>(child: ChildProcess, what: string): Promise<T> {
+  return within(
+    new Promise<T>((resolve, reject) => {
+      let out = "";
+      child.stdout!.on("data", (chunk: Uint8Array) => {
+        out += new TextDecoder().decode(chunk);
+        if (out.includes("\n")) resolve(JSON.parse(out.slice(0, out.indexOf("\n"))));
+      });
+      child.once("error", reject);
+      child.once("exit", (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
+    }),
+    15_000,
+    what,
+  );
 }
 
 /** `promise`, or a rejection naming `what` if it has not settled within `ms` (a hang). */

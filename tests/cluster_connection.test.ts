@@ -28,7 +28,7 @@ import {
   type ExecCredentialPlugin,
   inClusterConfig,
 } from "../src/cluster/mod.ts";
-import { within } from "./_util.ts";
+import { firstLineOf, within } from "./_util.ts";
 
 const runtime = detectRuntime();
 /** Node itself in Node; the `node` on PATH (npm's) in Deno and Bun. */
@@ -132,19 +132,7 @@ async function startServer(dir: string): Promise<TestServer> {
   writeFileSync(script, SERVER);
   const child: ChildProcess = spawn(NODE, [script, dir], { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const ports = await within(
-    new Promise<{ port: number; control: number }>((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (chunk: Uint8Array) => {
-        out += new TextDecoder().decode(chunk);
-        if (out.includes("\n")) resolve(JSON.parse(out.slice(0, out.indexOf("\n"))));
-      });
-      child.once("error", reject);
-      child.once("exit", (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
-    }),
-    15_000,
-    "the test server's ports",
-  );
+  const ports = await firstLineOf<{ port: number; control: number }>(child, "the test server's ports");
   return {
     url: `https://127.0.0.1:${ports.port}`,
     controlUrl: `http://127.0.0.1:${ports.control}`,

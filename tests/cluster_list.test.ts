@@ -31,7 +31,7 @@ import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { KubernetesProtobufObject } from "../src/codec/kubernetes/protobuf_object.ts";
 import type { KubernetesObject } from "../src/events.ts";
 import { envelope, len } from "./_protobuf.ts";
-import { within } from "./_util.ts";
+import { firstLineOf, within } from "./_util.ts";
 
 const runtime = detectRuntime();
 /** Node itself in Node; the `node` on PATH (npm's) in Deno and Bun. */
@@ -167,19 +167,7 @@ function server(): Promise<{ port: number; child: ChildProcess }> {
       JSON.stringify({ json: JSON_PAGES.map(base64), protobuf: PROTOBUF_PAGES.map(base64) }),
     );
     const child: ChildProcess = spawn(NODE, [script, bodies], { stdio: ["ignore", "pipe", "inherit"] });
-    const { port } = await within(
-      new Promise<{ port: number }>((resolve, reject) => {
-        let out = "";
-        child.stdout!.on("data", (chunk: Uint8Array) => {
-          out += new TextDecoder().decode(chunk);
-          if (out.includes("\n")) resolve(JSON.parse(out.slice(0, out.indexOf("\n"))));
-        });
-        child.once("error", reject);
-        child.once("exit", (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
-      }),
-      15_000,
-      "the test server's port",
-    );
+    const { port } = await firstLineOf<{ port: number }>(child, "the test server's port");
     return { port, child };
   })();
   return started;

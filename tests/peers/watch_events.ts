@@ -32,7 +32,7 @@ export const NON_ASCII_TEXT = "naïve ☸ 日本 — café 🚀";
 export const LARGE_EVENT_BYTES = 40 * 1024;
 
 /** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
