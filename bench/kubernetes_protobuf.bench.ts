@@ -27,9 +27,7 @@
  *   now" taken literally, where this mode leaves ObjectMeta's collections and `fieldsV1` to first read); and the
  *   whole event in full with every `fieldsV1` as if never seen before (`core-event-full-new-fieldsv1`).
  * - reference, `framing-only`: the same framing stage and stream delivery with no decoding at all (one small object
- *   per frame): the floor under full mode; `framing-only-meta`: the same with frames that span reads left in pieces,
- *   as metadata mode frames them (`deferSpanning`): the floor under metadata mode; `framing-only-meta-copy`: that, and
- *   each frame copied into a pool where metadata mode copies its object's bytes: the floor under metadata mode with
+ *   per frame): the floor under full mode; `framing-only-meta-copy`: that, and each frame copied into a pool where metadata mode copies its object's bytes: the floor under metadata mode with
  *   the default `inputViews: "bounded"`; `framing-only-meta-copy-accessors`: that, and each item carrying a new object
  *   made as metadata mode makes the event's ObjectMeta, its values already decoded (the scalars set, then the own
  *   accessors of its collections defined): the floor of metadata mode's design (an item per event, the retention
@@ -52,7 +50,7 @@ import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/pr
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
-import { keptPieces, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/object_reader.ts";
+import { type FrameOwnership, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/object_reader.ts";
 import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
 import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
@@ -61,7 +59,7 @@ import { forgetRepeatedJson } from "../src/codec/kubernetes/runtime/repeated_jso
 import { lazyDescriptor, type LazyValues, privateSlot } from "../src/codec/kubernetes/runtime/lazy_property.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
-import { fillFrame, type FrameOwnership, FrameSplitter } from "../src/framing/frame_splitter.ts";
+import { FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
 import { Rng, splitReads, streamOf } from "./data.ts";
 import {
@@ -246,41 +244,25 @@ function repeat(unit: Uint8Array, times: number): Uint8Array {
 }
 
 /**
- * The framing as `KubernetesProtobufWatchDecoderStream` sets it up (frames that span reads assembled in one reused
- * buffer, with the views of the reads that hold them; in metadata mode, `deferSpanning`: not assembled) and one
- * stream item per frame, nothing decoded.
+ * The framing as `KubernetesProtobufWatchDecoderStream` sets it up and one stream item per frame, nothing decoded.
  */
 class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes: number; metadata?: object }> {
   /**
-   * `copy` (with `deferSpanning`): each frame's bytes also copied where metadata mode (`inputViews: "bounded"`, the
-   * default) copies its object's bytes, into the same kind of pool: a frame in a read too large to keep a view of, a
-   * frame whose pieces are. The object's bytes are the frame's but for a few dozen bytes of envelope. `shape` (with
-   * `copy`): each item also carries a new object made as metadata mode makes the event's ObjectMeta, its values
-   * already decoded (see {@linkcode MetadataShape}).
+   * `copy`: each frame's bytes also copied where metadata mode (`inputViews: "bounded"`, the default) copies its
+   * object's bytes, into the same kind of pool: a frame in a read too large to keep a view of. The object's bytes are
+   * the frame's but for a few dozen bytes of envelope. `shape` (with `copy`): each item also carries a new object made
+   * as metadata mode makes the event's ObjectMeta, its values already decoded (see {@linkcode MetadataShape}).
    */
-  constructor(deferSpanning: boolean, copy = false, shape?: MetadataShape) {
-    // 256 KiB: the stream's own REUSED_FRAME_BUFFER_BYTES (not exported: kubernetes.ts re-exports that module whole).
-    const splitter = new FrameSplitter({
-      flagged: false,
-      reuseBufferUpTo: 256 * 1024,
-      keepPieces: true,
-      deferSpanning,
-    });
+  constructor(copy = false, shape?: MetadataShape) {
+    const splitter = new FrameSplitter({ flagged: false });
     const pool = new BytePool();
-    // What metadata mode keeps of a frame: views where it may, else the frame assembled (if in pieces) and copied.
-    const keep = (frame: Uint8Array, ownership: FrameOwnership | "unfilled", pieces?: readonly Uint8Array[]) => {
-      if (ownership === "own") return frame.length;
-      if (ownership === "chunk" && mayKeepViews(frame.length, frame.buffer.byteLength)) return frame.length;
-      if (ownership === "unfilled") {
-        if (keptPieces(pieces!, 0, frame.length) !== undefined) return frame.length;
-        fillFrame(frame, pieces!);
-      }
-      return pool.copy(frame, 0, frame.length).length;
-    };
+    // What metadata mode keeps of a frame: a view where it may, else a copy.
+    const keep = (frame: Uint8Array) =>
+      mayKeepViews(frame.length, frame.buffer.byteLength) ? frame.length : pool.copy(frame, 0, frame.length).length;
     super({
       push(chunk, emit) {
-        splitter.push(chunk, (frame, _flag, _offset, ownership, pieces) => {
-          const bytes = copy ? keep(frame, ownership, pieces) : frame.length;
+        splitter.push(chunk, (frame) => {
+          const bytes = copy ? keep(frame) : frame.length;
           emit(
             shape === undefined ? { type: "ADDED", bytes } : { type: "ADDED", bytes, metadata: objectOfShape(shape) },
           );
@@ -333,7 +315,8 @@ function objectOfShape(shape: MetadataShape): object {
 
 /** The `metadata` of the event's object, as `reader` decodes it. */
 function eventMetadata(reader: KubernetesObjectReader, event: Uint8Array): Record<string, unknown> {
-  return (decodeWatchEventFrame(reader, event, 4, "own").object as { metadata: Record<string, unknown> }).metadata;
+  return (decodeWatchEventFrame(reader, event, 4, "handed-over").object as { metadata: Record<string, unknown> })
+    .metadata;
 }
 
 /** Whether a property is an accessor (what metadata mode makes of what it decodes on first read). */
@@ -441,7 +424,7 @@ for (const k of KINDS) {
   const coreEventsRead = (reader: KubernetesObjectReader) => () => {
     let n = 0;
     for (let i = 0; i < lines.length; i++) {
-      const { metadata } = decodeWatchEventFrame(reader, eventBytes, 4, "own").object as {
+      const { metadata } = decodeWatchEventFrame(reader, eventBytes, 4, "handed-over").object as {
         metadata: { labels?: unknown; annotations?: unknown; ownerReferences?: unknown };
       };
       if (metadata.labels !== 0 && metadata.annotations !== 0 && metadata.ownerReferences !== 0) n++;
@@ -519,22 +502,17 @@ for (const k of KINDS) {
     {
       name: "framing-only",
       expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(false))),
-    },
-    {
-      name: "framing-only-meta",
-      expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true))),
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream())),
     },
     {
       name: "framing-only-meta-copy",
       expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, true))),
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true))),
     },
     {
       name: "framing-only-meta-copy-accessors",
       expect: events,
-      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, true, shape))),
+      run: () => count(streamOf(pbReads).pipeThrough(new FramingOnlyStream(true, shape))),
     },
     {
       name: "core-json",
@@ -565,18 +543,18 @@ for (const k of KINDS) {
     },
     // The event decoders without streams or framing: full, and metadata mode keeping a view of the frame (as for a
     // frame whose reads are small enough to keep) or a copy of its bytes (as for one whose reads are not).
-    { name: "core-event-full", expect: lines.length, run: coreEvents(fullReader, "chunk") },
+    { name: "core-event-full", expect: lines.length, run: coreEvents(fullReader, "handed-over") },
     // Full mode as if each event's FieldsV1 bytes were new: what was recorded of them forgotten before each event (a
     // generation count bumped: nothing else), so each is parsed and copied as a text seen for the first time.
     {
       name: "core-event-full-new-fieldsv1",
       expect: lines.length,
-      run: coreEvents(fullReader, "chunk", forgetRepeatedJson),
+      run: coreEvents(fullReader, "handed-over", forgetRepeatedJson),
     },
-    { name: "core-event-meta-view", expect: lines.length, run: coreEvents(metaReader, "own") },
+    { name: "core-event-meta-view", expect: lines.length, run: coreEvents(metaReader, "handed-over") },
     { name: "core-event-meta-copy", expect: lines.length, run: coreEvents(metaReader, "borrowed") },
     { name: "core-event-meta-read", expect: lines.length, run: coreEventsRead(metaReader) },
-    { name: "core-event-meta-whole", expect: lines.length, run: coreEvents(wholeMetaReader, "own") },
+    { name: "core-event-meta-whole", expect: lines.length, run: coreEvents(wholeMetaReader, "handed-over") },
   ];
   // The check first, before any timing: it keeps every event of three decodings of the distinct objects until it has
   // compared them, as an informer keeps its initial list, so the process's first decoded objects mostly survive. V8
@@ -613,7 +591,6 @@ for (const k of KINDS) {
   const viewsVsPb = pairedRatio(t, "pb", "pb-meta-views");
   const cores = pairedRatio(t, "core-json", "core-pb");
   const floor = pairedRatio(t, "pb", "framing-only");
-  const metaFloor = pairedRatio(t, "pb", "framing-only-meta");
   const metaCopyFloor = pairedRatio(t, "pb", "framing-only-meta-copy");
   const designFloor = pairedRatio(t, "pb", "framing-only-meta-copy-accessors");
   const jsonBatched = pairedRatio(t, "json", "json-batch");
@@ -711,12 +688,6 @@ for (const k of KINDS) {
         "framing-only",
         pbBody,
         `${fmt.ratio(floor)} vs full`,
-      ),
-      streamRow(
-        "reference: the same as metadata mode frames (frames that span reads not assembled): its floor",
-        "framing-only-meta",
-        pbBody,
-        `${fmt.ratio(metaFloor)} vs full`,
       ),
       streamRow(
         "reference: the same, each frame also copied where metadata mode copies its object's bytes (reads too large to keep a view of): the floor under the default `inputViews`",

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
 import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
-import { fillFrame, type FrameOwnership, FrameSplitter, MAX_FRAME_PIECES } from "../src/framing/frame_splitter.ts";
+import { FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";
 
 const decode = (options: { maxEventBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
@@ -180,178 +180,36 @@ function cutInto(input: Uint8Array, sizes: number[], views: boolean): Uint8Array
   return chunks;
 }
 
-// The splitter properties' inputs: message lengths, chunk sizes, reuseBufferUpTo; and the messages of those lengths.
+// The splitter property's inputs: message lengths and chunk sizes; and the messages of those lengths.
 const LENGTHS = fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 });
 const CHUNK_SIZES = fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 40 });
-const REUSE_UP_TO = fc.integer({ min: 0, max: 400 });
 const messagesOf = (lengths: number[]) =>
   lengths.map((n, k) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + k * 31) & 255));
 
-test("frame splitter: reuseBufferUpTo assembles spanning frames up to that size in one reused buffer", () => {
+test("frame splitter: a frame is a view of its chunk, or a buffer of exactly its length when it spans chunks", () => {
   fc.assert(
-    fc.property(
-      LENGTHS,
-      CHUNK_SIZES,
-      REUSE_UP_TO,
-      fc.integer({ min: 300, max: 500 }),
-      (lengths, sizes, reuseUpTo, maxEventBytes) => {
-        const messages = messagesOf(lengths);
-        const input = encodeLengthPrefixed(messages);
-        const chunks = cutInto(input, sizes, false);
-        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, maxEventBytes });
-        const got: {
-          bytes: number[];
-          ownership: FrameOwnership | "unfilled";
-          buffer: ArrayBufferLike;
-          inChunk: boolean;
-        }[] = [];
-        for (const chunk of chunks) {
-          splitter.push(chunk, (data, _flag, _offset, ownership) => {
-            got.push({
-              bytes: Array.from(data),
-              ownership,
-              buffer: data.buffer,
-              inChunk: data.buffer === chunk.buffer,
-            });
-          });
-        }
-        splitter.finish();
-        assert.deepEqual(got.map((g) => g.bytes), messages.map((m) => Array.from(m)));
-        const reused = new Set<ArrayBufferLike>();
-        got.forEach((g, i) => {
-          const spans = !g.inChunk;
-          const expected = !spans ? "chunk" : lengths[i] <= Math.min(reuseUpTo, maxEventBytes) ? "borrowed" : "own";
-          assert.equal(g.ownership, expected, `frame ${i} (${lengths[i]} bytes)`);
-          if (g.ownership === "own") assert.equal(g.buffer.byteLength, lengths[i], "own: a buffer of exactly its size");
-          if (g.ownership === "borrowed") {
-            reused.add(g.buffer);
-            assert.ok(g.buffer.byteLength >= lengths[i]);
-            assert.ok(g.buffer.byteLength <= maxEventBytes, "the reused buffer is never longer than a frame may be");
+    fc.property(LENGTHS, CHUNK_SIZES, fc.boolean(), (lengths, sizes, shared) => {
+      const messages = messagesOf(lengths);
+      const chunks = cutInto(encodeLengthPrefixed(messages), sizes, shared);
+      const splitter = new FrameSplitter({ flagged: false });
+      const got: Uint8Array[] = [];
+      for (const chunk of chunks) {
+        splitter.push(chunk, (data) => {
+          if (data.buffer === chunk.buffer) {
+            assert.ok(
+              data.byteOffset >= chunk.byteOffset && data.byteOffset + data.length <= chunk.byteOffset + chunk.length,
+            );
+          } else {
+            assert.equal(data.buffer.byteLength, data.length, "a spanning frame: a buffer of its own, of its length");
+            assert.ok(!chunks.some((c) => c.buffer === data.buffer));
           }
+          got.push(data);
         });
-        // Allocated at reuseBufferUpTo or the frame limit (under 64 KiB here), so one buffer serves every such frame.
-        assert.ok(reused.size <= 1, `${reused.size} buffers`);
-      },
-    ),
+      }
+      splitter.finish();
+      // Frames are kept after the splitter has gone on: none was written again (one rule: the sink may keep them).
+      assert.deepEqual(got.map((g) => Array.from(g)), messages.map((m) => Array.from(m)));
+    }),
     { numRuns: 300 },
   );
-  assert.throws(() => new FrameSplitter({ flagged: false, reuseBufferUpTo: -1 }), RangeError);
-});
-
-/**
- * Messages of random lengths, framed and cut into random chunks: each in a buffer of its own, or (`shared`) views of
- * one buffer, whose pieces that follow each other are then joined; and a random `reuseBufferUpTo`.
- */
-const SPLITS = fc.tuple(LENGTHS, CHUNK_SIZES, fc.boolean(), REUSE_UP_TO).map(([lengths, sizes, shared, reuseUpTo]) => {
-  const messages = messagesOf(lengths);
-  return { messages, chunks: cutInto(encodeLengthPrefixed(messages), sizes, shared), shared, reuseUpTo };
-});
-
-test("frame splitter: keepPieces hands on the views of the chunks that hold a frame assembled in the reused buffer", () => {
-  fc.assert(
-    fc.property(
-      SPLITS,
-      ({ chunks, shared, reuseUpTo }) => {
-        const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true });
-        const kept: { bytes: Uint8Array; pieces: readonly Uint8Array[] }[] = [];
-        for (const chunk of chunks) {
-          splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
-            if (ownership !== "borrowed") assert.equal(pieces, undefined, `no pieces for a frame that is ${ownership}`);
-            else if (pieces === undefined) {
-              assert.ok(!shared && data.length > MAX_FRAME_PIECES, "none only for a frame in too many pieces");
-            }
-            if (pieces !== undefined) kept.push({ bytes: data.slice(), pieces });
-          });
-        }
-        splitter.finish();
-        for (const { bytes, pieces } of kept) {
-          assert.deepEqual(Array.from(concat([...pieces])), Array.from(bytes), "the pieces hold the frame's bytes");
-          assert.ok(pieces.length <= MAX_FRAME_PIECES);
-          for (const piece of pieces) {
-            assert.ok(piece.length > 0, "no empty piece");
-            assert.ok(chunks.some((c) => c.buffer === piece.buffer), "a view of an input chunk");
-          }
-          if (shared) assert.equal(pieces.length, 1, "views that follow each other in one buffer are joined");
-        }
-      },
-    ),
-    { numRuns: 300 },
-  );
-  // A frame spread over more than MAX_FRAME_PIECES chunks gets no pieces (the sink copies it instead).
-  const long = Uint8Array.from({ length: MAX_FRAME_PIECES + 10 }, (_, i) => i);
-  const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: 1024, keepPieces: true });
-  const seen: (readonly Uint8Array[] | undefined)[] = [];
-  for (const byte of encodeLengthPrefixed([long, Uint8Array.of(1, 2)])) {
-    splitter.push(Uint8Array.of(byte), (_data, _flag, _offset, _ownership, pieces) => seen.push(pieces));
-  }
-  assert.equal(seen.length, 2);
-  assert.equal(seen[0], undefined, `${MAX_FRAME_PIECES + 10} pieces: none`);
-  assert.equal(seen[1]?.length, 2, "the next frame, in two one-byte chunks, has its pieces again");
-});
-
-test("frame splitter: deferSpanning hands a frame for the reused buffer on unfilled, its bytes in its pieces", () => {
-  fc.assert(
-    fc.property(
-      SPLITS,
-      ({ messages, chunks, shared, reuseUpTo }) => {
-        const options = { flagged: false, reuseBufferUpTo: reuseUpTo, keepPieces: true, deferSpanning: true };
-        const splitter = new FrameSplitter(options);
-        const got: number[][] = [];
-        for (const chunk of chunks) {
-          splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
-            if (ownership === "unfilled") {
-              assert.ok(pieces !== undefined && pieces.length <= MAX_FRAME_PIECES, "an unfilled frame has its pieces");
-              assert.ok(data.length <= reuseUpTo, "only frames for the reused buffer are deferred");
-              assert.deepEqual(Array.from(concat([...pieces])), Array.from(fillFrame(data, pieces)));
-            } else if (ownership === "borrowed") {
-              assert.equal(pieces, undefined, "a frame for the reused buffer is copied only when in too many pieces");
-              assert.ok(!shared && data.length > MAX_FRAME_PIECES);
-            }
-            got.push(Array.from(data));
-          });
-        }
-        splitter.finish();
-        assert.deepEqual(got, messages.map((m) => Array.from(m)), "every frame's bytes, once filled");
-      },
-    ),
-    { numRuns: 300 },
-  );
-  // Nothing is copied into the reused buffer until the sink fills it (a fresh buffer: zeros).
-  const frame = new Uint8Array(1000).fill(0xab);
-  const input = encodeLengthPrefixed([frame]);
-  const splitter = new FrameSplitter({ flagged: false, reuseBufferUpTo: 4096, keepPieces: true, deferSpanning: true });
-  let seen = 0;
-  for (const chunk of splitAt(input, [300, 700])) {
-    splitter.push(chunk, (data, _flag, _offset, ownership, pieces) => {
-      seen++;
-      assert.equal(ownership, "unfilled");
-      assert.ok(data.every((b) => b === 0), "not copied yet");
-      assert.equal(pieces?.length, 3);
-      assert.ok(fillFrame(data, pieces!).every((b) => b === 0xab));
-    });
-  }
-  assert.equal(seen, 1);
-  // A frame in more than MAX_FRAME_PIECES pieces is copied after all: "borrowed", whole.
-  const long = Uint8Array.from({ length: MAX_FRAME_PIECES + 10 }, (_, i) => i + 1);
-  const bytewiseSplitter = new FrameSplitter({
-    flagged: false,
-    reuseBufferUpTo: 1024,
-    keepPieces: true,
-    deferSpanning: true,
-  });
-  const frames: [FrameOwnership | "unfilled", number[]][] = [];
-  for (const byte of encodeLengthPrefixed([long, Uint8Array.of(1, 2)])) {
-    bytewiseSplitter.push(Uint8Array.of(byte), (data, _flag, _offset, ownership, pieces) => {
-      frames.push([ownership, Array.from(ownership === "unfilled" ? fillFrame(data, pieces!) : data)]);
-    });
-  }
-  assert.deepEqual(frames, [["borrowed", Array.from(long)], ["unfilled", [1, 2]]]);
-  // Without keepPieces there is nothing to defer to: frames are copied as they arrive.
-  const plain = new FrameSplitter({ flagged: false, reuseBufferUpTo: 4096, deferSpanning: true });
-  for (const chunk of splitAt(input, [300, 700])) {
-    plain.push(chunk, (data, _flag, _offset, ownership) => {
-      assert.equal(ownership, "borrowed");
-      assert.ok(data.every((b) => b === 0xab));
-    });
-  }
 });

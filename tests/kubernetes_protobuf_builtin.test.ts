@@ -150,24 +150,19 @@ test("k8s protobuf, generated decoders: managedFields[].fieldsV1 read later neve
     bytes.fill(0x55);
     assert.deepEqual(fieldsV1Of(object.metadata), expected(0), JSON.stringify(Object.keys(options)));
   }
-  // A watch whose frames span reads (each read a buffer of its own, so objects keep views of them): the framing
-  // assembles each frame in one reused buffer, which the later frames overwrite before any fieldsV1 is read.
+  // A watch whose frames span reads: objects keep views of the framing's buffer of their frame; the reads, written
+  // to afterwards (only a probe: reads are not to be written once handed over), change nothing of them.
   for (const options of [{ mode: "metadata" as const }, { decoders: unknownKinds }]) {
     const reads: Uint8Array[] = [];
     for (let at = 0; at < stream.length; at += 1000) reads.push(stream.slice(at, at + 1000));
     const events = await decodeAll(reads, options);
     assert.equal(events.length, go.length);
     const what = JSON.stringify(Object.keys(options));
+    for (const read of reads) read.fill(0x55);
     for (const i of [0, 1, 3]) {
       const object = events[i].object as KubernetesProtobufObject;
       assert.ok(object instanceof KubernetesProtobufObject);
       assert.deepEqual(fieldsV1Of(object.metadata), expected(i), `event ${i}, ${what}`);
-    }
-    // Only a probe (reads are not to be written once handed over): the objects kept views of the reads, so their
-    // metadata was decoded from the reused buffer's copy of the frame.
-    for (const read of reads) read.fill(0x55);
-    for (const i of [0, 1, 3]) {
-      assert.ok((events[i].object as KubernetesProtobufObject).raw.every((b) => b === 0x55), `event ${i}: views`);
     }
   }
 });

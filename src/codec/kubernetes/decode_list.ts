@@ -78,7 +78,7 @@ export function decodeKubernetesProtobufList(
     envelope.set(prefix);
     envelope.set(bytes.subarray(start, end), prefix.length);
     // The envelope is the item's own: it keeps a view of it. Offsets in its bytes are those of `bytes`.
-    items.push(reader.read(envelope, 0, envelope.length, baseOffset + start - prefix.length, false, "own"));
+    items.push(reader.read(envelope, 0, envelope.length, baseOffset + start - prefix.length, false, "handed-over"));
   }
   return list;
 }

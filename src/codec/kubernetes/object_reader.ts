@@ -17,7 +17,6 @@ import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
 import { emptyList, objectOfKind } from "../value_constructors.ts";
-import type { FrameOwnership } from "../../framing/frame_splitter.ts";
 
 /**
  * How objects are decoded: `"full"` (the default) decodes every object of a known kind in full; `"metadata"` decodes
@@ -82,11 +81,9 @@ export interface KubernetesProtobufOptions {
    *
    * - `"bounded"` (the default): views of those chunks only when they keep alive at most four times the object's size
    *   plus 32 KiB, else a copy of its own. Kept objects then cost memory in proportion to their size.
-   * - `"always"`: views of the chunks, never a copy of the object's bytes (only a metadata message that a chunk's end
-   *   falls inside is copied, on its own). The fastest: copying a 4 KB object makes its event 1.3–2.3 times as costly
-   *   in metadata mode, depending on the runtime. For a consumer that keeps no object for long, such as a short-lived
-   *   function or a tool that prints events, since one kept object keeps alive the whole chunks that hold it: a 64 KiB
-   *   read for a 4 KB object.
+   * - `"always"`: views of the chunks, never a copy of the object's bytes: faster (see `docs/performance.md`), for a
+   *   consumer that keeps no object for long, such as a short-lived function or a tool that prints events, since one
+   *   kept object keeps alive the whole chunk that holds it: a 64 KiB read for a 4 KB object.
    *
    * Bytes the caller keeps (`decodeKubernetesProtobufObject`, a `"borrowed"` frame) are always copied.
    */
@@ -226,49 +223,40 @@ export function lazyObjectMeta(
   return metadata as ObjectMeta;
 }
 
-// Who may use a frame's bytes besides its decoder: defined with the framing, which hands frames over.
-export type { FrameOwnership } from "../../framing/frame_splitter.ts";
+/**
+ * Who else may use the bytes a frame decoder reads, which decides what an object kept as bytes (metadata mode, a kind
+ * the decoders do not know) may hold on to:
+ * - `"handed-over"`: nothing writes them again (a Web Streams chunk, or a buffer of the frame's own): a kept object
+ *   may take a view of them, within the bound of `inputViews`;
+ * - `"borrowed"`: the caller may reuse them once the decoder returns: what an object keeps is copied.
+ *
+ * @example
+ * ```ts
+ * import { KubernetesProtobufObject } from "watchwire";
+ * import { type FrameOwnership, KubernetesProtobufWatchEventDecoder } from "watchwire/kubernetes";
+ *
+ * const text = (s: string) => [...new TextEncoder().encode(s)];
+ * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")]; // a kind the decoders do not know
+ * const envelope = [...text("k8s\0"), 0x0a, typeMeta.length, ...typeMeta, 0x12, 5, 0x0a, 3, 0x0a, 1, ...text("w")];
+ * const frame = Uint8Array.of(0x0a, 5, ...text("ADDED"), 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);
+ * const decoder = new KubernetesProtobufWatchEventDecoder();
+ * for (const ownership of ["handed-over", "borrowed"] satisfies FrameOwnership[]) {
+ *   const { object } = decoder.decode(frame, 0, ownership);
+ *   if (object instanceof KubernetesProtobufObject) console.log(ownership, object.raw.buffer === frame.buffer);
+ * } // handed-over true, then borrowed false
+ * ```
+ */
+export type FrameOwnership = "handed-over" | "borrowed";
 
 /**
  * Whether an object of `size` bytes may keep its bytes as views that keep `pinned` bytes alive: the bound on what a
- * kept object keeps alive is four times its size plus 32 KiB, whether it keeps a view of an input chunk, views of the
- * chunks its frame spans, or a copy (a small copy keeps a {@linkcode BytePool} block of 32 KiB alive). `pinned` counts
+ * kept object keeps alive is four times its size plus 32 KiB, whether it keeps a view of an input chunk or a copy (a
+ * small copy keeps a {@linkcode BytePool} block of 32 KiB alive). `pinned` counts
  * the views' ArrayBuffers, not their lengths: a read's buffer can be far larger than its bytes (Deno's fetch hands every
  * read over as a view of a 64 KiB buffer; `node scripts/read-buffers.mjs` shows each runtime's).
  */
 export function mayKeepViews(size: number, pinned: number): boolean {
   return pinned <= size * 4 + POOL_BLOCK_BYTES;
-}
-
-/**
- * The views of `pieces` (the input views that hold a frame, in order) that hold the frame's bytes `[start..end)`, or
- * `undefined` if keeping them would keep alive more than {@linkcode mayKeepViews} allows (`bounded`, the default).
- */
-export function keptPieces(
-  pieces: readonly Uint8Array[],
-  start: number,
-  end: number,
-  bounded = true,
-): Uint8Array[] | undefined {
-  const kept: Uint8Array[] = [];
-  const buffers: ArrayBufferLike[] = [];
-  let pinned = 0;
-  let at = 0; // where the piece starts in the frame
-  for (const piece of pieces) {
-    const from = Math.max(start, at);
-    const to = Math.min(end, at + piece.length);
-    const pieceStart = at;
-    at += piece.length;
-    if (from >= to) continue;
-    if (!buffers.includes(piece.buffer)) {
-      buffers.push(piece.buffer);
-      pinned += piece.buffer.byteLength;
-      // What is pinned only grows: refused as soon as it is over the bound, before any more views are made.
-      if (bounded && !mayKeepViews(end - start, pinned)) return undefined;
-    }
-    kept.push(piece.subarray(from - pieceStart, to - pieceStart));
-  }
-  return kept;
 }
 
 /** `mode`, checked (`"full"` when undefined); a RangeError for anything but `"full"` and `"metadata"`. */
@@ -306,11 +294,6 @@ export class KubernetesObjectReader {
     this.#boundedViews = checkInputViews(options.inputViews) === "bounded";
   }
 
-  /** The views of `pieces` that hold a frame's bytes `[start..end)`, or `undefined` if they may not be kept. */
-  keptPieces(pieces: readonly Uint8Array[], start: number, end: number): Uint8Array[] | undefined {
-    return keptPieces(pieces, start, end, this.#boundedViews);
-  }
-
   /** The decoder of a kind: the decoders', else the generated one for `meta.v1.Status` (ERROR events always decode). */
   decoderOf(apiVersion: string, kind: string): ObjectDecoder | undefined {
     const decoder = this.decoders.decoder(apiVersion, kind);
@@ -330,7 +313,6 @@ export class KubernetesObjectReader {
     baseOffset: number,
     full: boolean,
     ownership: FrameOwnership,
-    pieces?: readonly Uint8Array[],
   ): JsonObject {
     const envelope = parseKubernetesEnvelope(bytes, baseOffset, start, end);
     const { kind, apiVersion, rawStart, rawEnd, contentType } = envelope;
@@ -359,26 +341,16 @@ export class KubernetesObjectReader {
     if (decoder !== undefined && metadataDecoder === null) {
       return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }
-    // Partial: metadata now, the bytes for later. A view of a chunk keeps the whole chunk alive (other events too)
-    // for as long as the object lives, and views of the chunks a frame spans keep those: taken only within the bound
-    // of mayKeepViews (a 31 KB ConfigMap in one or two 64 KiB reads), else a copy keeps just those bytes (small ones
-    // in a shared 32 KiB block). A copy costs fresh memory, several times what decoding the metadata does.
-    let raw: Uint8Array | readonly Uint8Array[];
-    if (
-      ownership === "own" ||
-      (ownership === "chunk" && (!this.#boundedViews || mayKeepViews(rawEnd - rawStart, bytes.buffer.byteLength)))
-    ) {
-      raw = bytes.subarray(rawStart, rawEnd);
-    } else {
-      const views = pieces === undefined ? undefined : this.keptPieces(pieces, rawStart, rawEnd);
-      raw = views === undefined ? this.#pool.copy(bytes, rawStart, rawEnd) : views.length === 1 ? views[0] : views;
-    }
+    // Partial: metadata now, the bytes for later. A view keeps its whole buffer alive (other events too) for as long
+    // as the object lives: taken only within the bound of mayKeepViews (a 31 KB ConfigMap in a 64 KiB read), else a
+    // copy keeps just those bytes (small ones in a shared 32 KiB block).
+    const raw = ownership === "handed-over" &&
+        (!this.#boundedViews || mayKeepViews(rawEnd - rawStart, bytes.buffer.byteLength))
+      ? bytes.subarray(rawStart, rawEnd)
+      : this.#pool.copy(bytes, rawStart, rawEnd);
     const rawOffset = baseOffset + rawStart;
     const lazy = this.metadataOnly && metadataDecoder === objectMeta;
-    // Pieces are not contiguous: the metadata is read from the (borrowed) frame, a lazy one keeping a copy of its own.
-    const metadata = raw instanceof Uint8Array
-      ? this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy)
-      : this.#metadata(bytes.subarray(rawStart, rawEnd), rawOffset, metadataDecoder ?? objectMeta, lazy, this.#pool);
+    const metadata = this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy);
     return new KubernetesProtobufObject({
       kind,
       apiVersion,
@@ -391,16 +363,9 @@ export class KubernetesObjectReader {
 
   /**
    * `metadata` (field 1) of a top-level object's message `raw`; every other field skipped without being decoded.
-   * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}). `copyFrom`: `raw`
-   * does not outlive this call, so a lazy ObjectMeta keeps a copy of its own message from this pool instead.
+   * `lazy`: an ObjectMeta whose collections decode on first access (see {@linkcode lazyObjectMeta}).
    */
-  #metadata(
-    raw: Uint8Array,
-    baseOffset: number,
-    decode: ObjectDecoder,
-    lazy: boolean,
-    copyFrom?: BytePool,
-  ): ObjectMeta {
+  #metadata(raw: Uint8Array, baseOffset: number, decode: ObjectDecoder, lazy: boolean): ObjectMeta {
     const c = new ProtobufCursor(raw, 0, baseOffset);
     const rawEnd = raw.length;
     let metadata: JsonObject | undefined;
@@ -426,15 +391,8 @@ export class KubernetesObjectReader {
     }
     // Absent: what the full decoding makes of an empty one.
     if (start === -1) return decode(raw, raw.length, raw.length, {}, baseOffset) as ObjectMeta;
-    if (!lazy) {
-      // Its embedded JSON (managedFields[].fieldsV1) is parsed when first read, from views of `raw` if that is kept.
-      const eager = copyFrom === undefined ? keptBytesDecoder(decode) : decode;
-      return eager(raw, start, end, metadata ?? {}, baseOffset) as ObjectMeta;
-    }
-    if (copyFrom !== undefined) {
-      const own = copyFrom.copy(raw, start, end);
-      return lazyObjectMeta(own, 0, own.length, baseOffset + start, decode);
-    }
+    // Its embedded JSON (managedFields[].fieldsV1) is parsed when first read, from views of `raw`, which is kept.
+    if (!lazy) return keptBytesDecoder(decode)(raw, start, end, metadata ?? {}, baseOffset) as ObjectMeta;
     return lazyObjectMeta(raw, start, end, baseOffset, decode);
   }
 

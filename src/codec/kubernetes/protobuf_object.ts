@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { concatBytes } from "../../bytes.ts";
 import type { ObjectMeta } from "../../events.ts";
 import type { JsonObject, ObjectDecoder } from "./registry.ts";
 import { objectOfKind } from "../value_constructors.ts";
@@ -31,11 +30,10 @@ export interface KubernetesProtobufObjectInit {
   apiVersion: string;
   metadata: ObjectMeta;
   /**
-   * The object's own protobuf message (`runtime.Unknown.raw`, without the `k8s\0` envelope), or its pieces in order
-   * (views of the input chunks it spans), joined into one buffer when first needed. Neither the bytes nor the array
-   * of pieces is copied (as for any view: do not modify them afterwards).
+   * The object's own protobuf message (`runtime.Unknown.raw`, without the `k8s\0` envelope). Not copied (as for any
+   * view: do not modify it afterwards).
    */
-  raw: Uint8Array | readonly Uint8Array[];
+  raw: Uint8Array;
   /** Offset of `raw[0]` in the input it came from, for the offsets of errors of {@linkcode KubernetesProtobufObject.decode}. */
   rawOffset?: number;
   /** The decoder of the kind, if known. */
@@ -78,8 +76,8 @@ export class KubernetesProtobufObject {
   apiVersion: string;
   /** The object's `metadata` (field 1 of every top-level object), decoded as the full decoding would. */
   metadata: ObjectMeta;
-  /** The message, or its pieces until they are first needed (then joined, once). */
-  #raw: Uint8Array | readonly Uint8Array[];
+  /** The message. */
+  readonly #raw: Uint8Array;
   readonly #rawOffset: number;
   readonly #decoder: ObjectDecoder | undefined;
   #decoded: JsonObject | undefined;
@@ -95,15 +93,12 @@ export class KubernetesProtobufObject {
 
   /**
    * The object's own protobuf message (`runtime.Unknown.raw`): a copy of its bytes (up to 8 KiB in a 32 KiB block
-   * shared with other small copies of the same stream), or a view of a buffer that holds nothing but its watch event,
-   * or (in a watch stream) a view of the input chunk that holds it, or its pieces in the chunks it spans joined into a
-   * buffer of its own on first read; views only when the chunks are at most four times its size plus 32 KiB, so that
+   * shared with other small copies of the same stream), or (in a watch stream) a view of the input chunk or of the
+   * framing's buffer that holds it; a view only when that buffer is at most four times its size plus 32 KiB, so that
    * keeping the object keeps alive at most that (unless the decoder's `inputViews` is `"always"`). Do not modify it.
    */
   get raw(): Uint8Array {
-    const raw = this.#raw;
-    if (raw instanceof Uint8Array) return raw;
-    return (this.#raw = concatBytes(raw));
+    return this.#raw;
   }
 
   /** Whether the decoders know the kind, so that {@linkcode KubernetesProtobufObject.decode} can decode it. */

@@ -14,12 +14,6 @@ import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
- * Frames up to this long that span input chunks are assembled in one buffer the stream reuses (and keeps while it
- * lives), longer ones each in a buffer of their own.
- */
-const REUSED_FRAME_BUFFER_BYTES = 256 * 1024;
-
-/**
  * Options of {@linkcode KubernetesProtobufWatchDecoderStream} and {@linkcode KubernetesProtobufWatchDecoder}.
  *
  * @example
@@ -74,17 +68,7 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
 
   constructor(options: KubernetesProtobufWatchOptions = {}) {
     this.#objects = new KubernetesObjectReader(options);
-    this.#splitter = new FrameSplitter({
-      flagged: false,
-      maxEventBytes: options.maxEventBytes,
-      // Frames that span reads are assembled in one reused buffer: full decoding keeps nothing of a frame's bytes.
-      // An object kept as bytes (metadata mode, unknown kinds) keeps views of the reads that hold its frame when that
-      // keeps alive little enough, else a copy of its own: never the reused buffer.
-      reuseBufferUpTo: REUSED_FRAME_BUFFER_BYTES,
-      keepPieces: true,
-      // Metadata mode reads a few bytes of most such frames: from the reads themselves, not from a copy of them all.
-      deferSpanning: this.#objects.metadataOnly,
-    });
+    this.#splitter = new FrameSplitter({ flagged: false, maxEventBytes: options.maxEventBytes });
   }
 
   /** Decodes the frames `chunk` completes, keeping the unfinished one. Throws a `DecodeError` on a fault. */
@@ -96,10 +80,9 @@ export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements Str
     }
     const objects = this.#objects;
     try {
-      // A view of this chunk (handed over to us), the framing's own copy of a frame that spanned reads, or its
-      // reused buffer with the views of the reads that hold the frame.
-      this.#splitter.push(chunk, (frame, _flag, offset, ownership, pieces) => {
-        emit(decodeWatchEventFrame(objects, frame, offset + 4, ownership, pieces) as WatchEvent<T>);
+      // A view of this chunk (handed over to us), or the framing's own copy of a frame that spanned reads.
+      this.#splitter.push(chunk, (frame, _flag, offset) => {
+        emit(decodeWatchEventFrame(objects, frame, offset + 4, "handed-over") as WatchEvent<T>);
       });
     } catch (error) {
       if (error instanceof DecodeError && error.offset === 0 && hasKubernetesProtobufMagic(this.#head)) {

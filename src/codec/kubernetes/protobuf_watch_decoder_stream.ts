@@ -14,20 +14,16 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
  * stage ({@linkcode KubernetesProtobufWatchDecoder}, which `BatchDecoderStream` runs for events in batches), so each
  * event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks is copied once,
- * after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise): into a
- * buffer the stream reuses when it is at most 256 KiB (nothing keeps it), else into a buffer of its exact length. In
- * metadata mode such a frame of up to 256 KiB is not copied when it has the usual shape: what that mode reads of it
- * (the event's type, the envelope, the tags and lengths of the object's fields, its metadata) is read from the input
- * chunks themselves.
+ * after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise), into a
+ * buffer of its exact length.
  *
  * Objects are decoded by `options.decoders` (`createKubernetesDecoders([coreV1])`, `builtinDecoders`; by default
  * none but `Status`: see {@linkcode KubernetesProtobufOptions}) in `options.mode`: `"full"` (default),
  * or `"metadata"`, where each object but a `Status` is a {@linkcode KubernetesProtobufObject} with `kind`,
  * `apiVersion` and `metadata` decoded and the rest decoded on demand (`decode()`). An object kept as bytes (metadata
  * mode, or a kind the decoders do not know) holds a view of its frame when the frame was copied into a buffer of its
- * own; else a view of the input chunk that holds its frame, or views of the chunks its frame spans (joined into one
- * buffer when `raw` is first read), when those chunks' `ArrayBuffer`s are at most four times its size plus 32 KiB
- * (chunks are not to be written once enqueued, as Web Streams have it); else a copy of its own bytes (up to 8 KiB in a
+ * own; else a view of the input chunk that holds its frame, when that chunk's `ArrayBuffer` is at most four times its
+ * size plus 32 KiB (chunks are not to be written once enqueued, as Web Streams have it); else a copy of its own bytes (up to 8 KiB in a
  * 32 KiB block shared with other small copies, as Node's `Buffer` pool does). So a kept object keeps alive at most
  * four times its size plus 32 KiB, and copies only when views would keep more: a copy costs fresh memory, which costs
  * more than decoding the metadata. With `options.inputViews: "always"` it keeps views of the chunks whatever their

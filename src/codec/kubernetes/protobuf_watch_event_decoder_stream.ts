@@ -42,10 +42,8 @@ export class KubernetesProtobufWatchEventDecoderStream<T = KubernetesObject>
       push(frame, emit) {
         const offset = consumed + 4;
         consumed = offset + frame.length;
-        // A frame is a stream chunk: whole when it is a buffer of its own (the framing's copy of a frame that spanned
-        // reads), else part of a read.
-        const own = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
-        emit(decodeWatchEventFrame(objects, frame, offset, own ? "own" : "chunk") as WatchEvent<T>);
+        // A stream chunk: handed over, never written again.
+        emit(decodeWatchEventFrame(objects, frame, offset, "handed-over") as WatchEvent<T>);
       },
       finish() {},
     });

@@ -40,10 +40,9 @@ export class KubernetesProtobufWatchEventDecoder {
   /**
    * The event of one frame (the message without its length prefix). `baseOffset` locates `frame[0]` in the input,
    * for the offsets of errors. `ownership`: who else may use the frame's bytes, which decides whether objects kept as
-   * bytes (metadata mode, unknown kinds) keep a view of them or a copy: `"own"`, a buffer of its own that nothing
-   * else uses; `"chunk"`, part of a stream chunk handed over (a view when the chunk's buffer is at most four times
-   * the object's size plus 32 KiB, or always with `inputViews: "always"`); `"borrowed"` (the default), the caller
-   * keeps them: always a copy.
+   * bytes (metadata mode, unknown kinds) keep a view of them or a copy: `"handed-over"`, nothing writes them again (a
+   * view when their buffer is at most four times the object's size plus 32 KiB, or always with `inputViews:
+   * "always"`); `"borrowed"` (the default), the caller may reuse them: always a copy.
    */
   decode(frame: Uint8Array, baseOffset = 0, ownership: FrameOwnership = "borrowed"): WatchEvent<unknown> {
     return decodeWatchEventFrame(this.#objects, frame, baseOffset, ownership);

@@ -8,8 +8,6 @@ import { DecodeError } from "../../errors.ts";
 import { WATCH_EVENT_TYPES, type WatchEvent, type WatchEventType } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
 import type { FrameOwnership, KubernetesObjectReader } from "./object_reader.ts";
-import { fillFrame } from "../../framing/frame_splitter.ts";
-import { readSpanningMetadataEvent } from "./spanning_metadata_event.ts";
 import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
 import { watchEventOf } from "../value_constructors.ts";
@@ -21,25 +19,14 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(WATCH_EVENT_TYP
 /**
  * The event of one frame (the message without its length prefix), its object read by `objects` (see
  * {@linkcode KubernetesProtobufWatchEventDecoder} for the rules). `baseOffset` locates `frame[0]` in the input, for the
- * offsets of errors; `ownership` says who else may use the frame's bytes, or that they are only in `pieces` so far
- * (`"unfilled"`: the framing's `deferSpanning`; `frame` is filled from them unless they are read in place).
+ * offsets of errors; `ownership` says who else may use the frame's bytes.
  */
 export function decodeWatchEventFrame(
   objects: KubernetesObjectReader,
   frame: Uint8Array,
   baseOffset: number,
-  ownership: FrameOwnership | "unfilled",
-  pieces?: readonly Uint8Array[],
+  ownership: FrameOwnership,
 ): WatchEvent<unknown> {
-  if (ownership === "unfilled") {
-    // A frame the framing has not copied together (metadata mode): read from its pieces if it has the usual shape.
-    const event = objects.metadataOnly
-      ? readSpanningMetadataEvent(objects, pieces!, frame.length, baseOffset)
-      : undefined;
-    if (event !== undefined) return event;
-    fillFrame(frame, pieces!);
-    ownership = "borrowed";
-  }
   // A cursor rather than a ProtobufReader: it reads fields in place, without a view or a reader per field.
   const c = new ProtobufCursor(frame, 0, baseOffset);
   const end = frame.length;
@@ -103,7 +90,7 @@ export function decodeWatchEventFrame(
       `kubernetes protobuf watch: ${type} event has no object`,
     );
   }
-  const object = objects.read(frame, rawStart, rawEnd, baseOffset, type === "ERROR", ownership, pieces);
+  const object = objects.read(frame, rawStart, rawEnd, baseOffset, type === "ERROR", ownership);
   if (type === "BOOKMARK") {
     // As the JSON pipeline: what a BOOKMARK means is its resourceVersion.
     const metadata = (object as { metadata?: { resourceVersion?: unknown } }).metadata;
