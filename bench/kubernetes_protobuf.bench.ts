@@ -54,7 +54,7 @@ import { type FrameOwnership, KubernetesObjectReader, mayKeepViews } from "../sr
 import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
 import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";
-import { decodeTop } from "../src/codec/kubernetes/wire.ts";
+import { decodeTop } from "../src/codec/kubernetes/generated_runtime.ts";
 import { forgetRepeatedJson } from "../src/codec/kubernetes/runtime/repeated_json.ts";
 import { lazyDescriptor, type LazyValues, privateSlot } from "../src/codec/kubernetes/runtime/lazy_property.ts";
 import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame.ts";

@@ -418,7 +418,7 @@ ${entries.join("\n")}
     const importLines = [
       `import { ${
         [...used, ...(bodies.length ? ["type Cursor", "type JsonObject"] : [])].join(", ")
-      } } from "../wire.ts";`,
+      } } from "../generated_runtime.ts";`,
       ...(apiVersions.length ? [`import type { GroupVersionDecoders } from "../registry.ts";`] : []),
       ...[...imports].sort(([a], [b]) => a.localeCompare(b)).map(([m, names]) =>
         `import { ${[...names].sort().join(", ")} } from "./${m}.ts";`

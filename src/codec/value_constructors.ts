@@ -16,7 +16,7 @@
  * What it gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation;
  * etcd responses all kept decode about 15% slower in Node 20 without it (within noise in Node 26, Deno and Bun).
  *
- * Internal: used by the generated decoders (through `kubernetes/wire.ts`), the Kubernetes object and frame readers,
+ * Internal: used by the generated decoders (through `kubernetes/generated_runtime.ts`), the Kubernetes object and frame readers,
  * the lazy properties, the etcd decoder and the Kubernetes CBOR decoder.
  *
  * @module

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeTop } from "./wire.ts";
+import { decodeTop } from "./generated_runtime.ts";
 import { m_ListMeta, m_ObjectMeta, metaV1 } from "./generated/meta_v1.ts";
 import type { ObjectDecoder } from "./registry.ts";
 

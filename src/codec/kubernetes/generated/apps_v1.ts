@@ -4,7 +4,15 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, intOrString, type JsonObject, listOf, setRawJson, time } from "../wire.ts";
+import {
+  type Cursor,
+  decodeTop,
+  intOrString,
+  type JsonObject,
+  listOf,
+  setRawJson,
+  time,
+} from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_PodTemplateSpec as core_v1_f_PodTemplateSpec,

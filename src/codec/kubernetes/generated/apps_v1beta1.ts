@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_DeploymentStatus as apps_v1_f_DeploymentStatus,

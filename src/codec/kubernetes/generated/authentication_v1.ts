@@ -4,7 +4,16 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, time, wrappedList } from "../wire.ts";
+import {
+  type Cursor,
+  decodeTop,
+  emptyList,
+  type JsonObject,
+  listOf,
+  setKey,
+  time,
+  wrappedList,
+} from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { f_ObjectMeta as meta_v1_f_ObjectMeta, m_ObjectMeta as meta_v1_m_ObjectMeta } from "./meta_v1.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { f_ScaleSpec as apps_v1beta1_f_ScaleSpec, m_ScaleSpec as apps_v1beta1_m_ScaleSpec } from "./apps_v1beta1.ts";
 import {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, quantity, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_CrossVersionObjectReference as autoscaling_v1_f_CrossVersionObjectReference,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeTop } from "../wire.ts";
+import { decodeTop } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_CronJob as batch_v1_m_CronJob, m_CronJobList as batch_v1_m_CronJobList } from "./batch_v1.ts";
 

@@ -4,7 +4,15 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, emptyList, type JsonObject, listOf, setKey, wrappedList } from "../wire.ts";
+import {
+  type Cursor,
+  decodeTop,
+  emptyList,
+  type JsonObject,
+  listOf,
+  setKey,
+  wrappedList,
+} from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_CertificateSigningRequestStatus as certificates_v1_f_CertificateSigningRequestStatus,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeTop } from "../wire.ts";
+import { decodeTop } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_Lease as coordination_v1_m_Lease, m_LeaseList as coordination_v1_m_LeaseList } from "./coordination_v1.ts";
 import {

@@ -16,7 +16,7 @@ import {
   rawJson,
   setKey,
   time,
-} from "../wire.ts";
+} from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, microTime, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, microTime, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_EventSource as core_v1_f_EventSource,

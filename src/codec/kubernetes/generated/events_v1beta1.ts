@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeTop } from "../wire.ts";
+import { decodeTop } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_Event as events_v1_m_Event, m_EventList as events_v1_m_EventList } from "./events_v1.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   f_ListMeta as meta_v1_f_ListMeta,

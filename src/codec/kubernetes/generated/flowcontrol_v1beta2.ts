@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeTop } from "../wire.ts";
+import { decodeTop } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   m_FlowSchema as flowcontrol_v1_m_FlowSchema,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, setKey, setRawJson, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, setKey, setRawJson, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 
 const K_Condition = /* @__PURE__ */ Uint8Array.of(0, 1, 1, 1, 1, 1, 1);

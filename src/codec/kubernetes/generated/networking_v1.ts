@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_TypedLocalObjectReference as core_v1_m_TypedLocalObjectReference } from "./core_v1.ts";
 import {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_Toleration as core_v1_m_Toleration } from "./core_v1.ts";
 import {

@@ -14,7 +14,7 @@ import {
   setKey,
   setRawJson,
   time,
-} from "../wire.ts";
+} from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import { m_NodeSelector as core_v1_m_NodeSelector } from "./core_v1.ts";
 import {

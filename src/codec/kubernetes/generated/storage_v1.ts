@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey, time } from "../wire.ts";
+import { type Cursor, decodeTop, type JsonObject, listOf, quantity, setKey, time } from "../generated_runtime.ts";
 import type { GroupVersionDecoders } from "../registry.ts";
 import {
   m_PersistentVolumeSpec as core_v1_m_PersistentVolumeSpec,
