@@ -2,7 +2,7 @@
  * watchwire/kubernetes: Kubernetes protobuf and the built-in kinds. The generated protobuf decoders, one module per
  * group/version (`coreV1`, `appsV1`, ...; `builtinDecoders` for every built-in kind), and
  * {@linkcode createKubernetesDecoders} to combine them (with your own, for custom kinds); the protobuf watch decoders
- * (`KubernetesProtobufWatchDecoderStream` and its stages) and `decodeKubernetesProtobufObject` for one object; the
+ * (`KubernetesProtobufWatchBodyDecoderStream` and its stages) and `decodeKubernetesProtobufObject` for one object; the
  * `k8s\0` envelope; and the TypeScript types of every built-in kind (k8s.io/api v0.37.2), generated from the Go types
  * by `scripts/gen-kinds.ts`.
  *
@@ -49,10 +49,10 @@ export type { GroupVersionDecoders, JsonObject, ObjectDecoder } from "./src/code
 export { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "./src/watch/decode_watch_response.ts";
 export type { FrameOwnership } from "./src/codec/kubernetes/object_reader.ts";
 export * from "./src/codec/kubernetes/decode_kubernetes_protobuf_object.ts";
-export * from "./src/codec/kubernetes/watch_event_decoder.ts";
-export * from "./src/codec/kubernetes/protobuf_watch_decoder.ts";
-export * from "./src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
-export * from "./src/codec/kubernetes/protobuf_watch_event_decoder_stream.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_frame_decoder.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_body_decoder.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_body_decoder_stream.ts";
+export * from "./src/codec/kubernetes/protobuf_watch_frame_decoder_stream.ts";
 export {
   hasKubernetesProtobufMagic,
   type KubernetesEnvelope,

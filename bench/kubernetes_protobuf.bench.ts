@@ -8,7 +8,7 @@
  *
  * Cases:
  * - `json` (baseline): `JsonWatchEventDecoderStream` (the foundation pipeline), events counted.
- * - `pb`: `KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects), events counted.
+ * - `pb`: `KubernetesProtobufWatchBodyDecoderStream` (full decoding to the same plain objects), events counted.
  * - `pb-meta`: the same in `mode: "metadata"` (apiVersion, kind and metadata decoded; the rest kept as bytes).
  * - `pb-meta-views`: the same with `inputViews: "always"` (objects keep views of the reads, never copies), for
  *   reference: not the default, so not judged against the target.
@@ -45,8 +45,8 @@
  */
 import { readFileSync } from "node:fs";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
-import { KubernetesProtobufWatchDecoder } from "../src/codec/kubernetes/protobuf_watch_decoder.ts";
-import { KubernetesProtobufWatchDecoderStream } from "../src/codec/kubernetes/protobuf_watch_decoder_stream.ts";
+import { KubernetesProtobufWatchBodyDecoder } from "../src/codec/kubernetes/protobuf_watch_body_decoder.ts";
+import { KubernetesProtobufWatchBodyDecoderStream } from "../src/codec/kubernetes/protobuf_watch_body_decoder_stream.ts";
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
@@ -217,11 +217,11 @@ async function checkDistinct(pbReads: Uint8Array[], jsonReads: Uint8Array[], eve
   const collect = (stream: ReadableStream<unknown>) => collectAll(stream) as Promise<Event[]>;
   const json = await collect(streamOf(jsonReads).pipeThrough(new JsonWatchEventDecoderStream()));
   const full = await collect(
-    streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders })),
+    streamOf(pbReads).pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders })),
   );
   const meta = await collect(
     streamOf(pbReads).pipeThrough(
-      new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+      new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
     ),
   );
   if (json.length !== events || full.length !== events || meta.length !== events) {
@@ -244,7 +244,7 @@ function repeat(unit: Uint8Array, times: number): Uint8Array {
 }
 
 /**
- * The framing as `KubernetesProtobufWatchDecoderStream` sets it up and one stream item per frame, nothing decoded.
+ * The framing as `KubernetesProtobufWatchBodyDecoderStream` sets it up and one stream item per frame, nothing decoded.
  */
 class FramingOnlyStream extends DecoderStream<Uint8Array, { type: string; bytes: number; metadata?: object }> {
   /**
@@ -444,7 +444,7 @@ for (const k of KINDS) {
       name: `pb${suffix}`,
       expect: events,
       run: () =>
-        count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }))),
+        count(streamOf(pb).pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders }))),
     },
     {
       name: `pb-meta${suffix}`,
@@ -452,7 +452,7 @@ for (const k of KINDS) {
       run: () =>
         count(
           streamOf(pb).pipeThrough(
-            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+            new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
           ),
         ),
     },
@@ -465,7 +465,7 @@ for (const k of KINDS) {
       run: () =>
         count(
           streamOf(pbReads).pipeThrough(
-            new KubernetesProtobufWatchDecoderStream({
+            new KubernetesProtobufWatchBodyDecoderStream({
               decoders: builtinDecoders,
               mode: "metadata",
               inputViews: "always",
@@ -484,7 +484,7 @@ for (const k of KINDS) {
       run: () =>
         countBatched(
           streamOf(pbReads).pipeThrough(
-            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+            new BatchDecoderStream(new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders })),
           ),
         ),
     },
@@ -494,7 +494,9 @@ for (const k of KINDS) {
       run: () =>
         countBatched(
           streamOf(pbReads).pipeThrough(
-            new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders, mode: "metadata" })),
+            new BatchDecoderStream(
+              new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders, mode: "metadata" }),
+            ),
           ),
         ),
     },
@@ -576,7 +578,7 @@ for (const k of KINDS) {
         // Each run's events kept until the end of the next run.
         kept = await collectAll(
           streamOf(distinctPbReads).pipeThrough(
-            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }),
+            new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders }),
           ),
         );
         return kept.length;
@@ -633,7 +635,7 @@ for (const k of KINDS) {
     columns: ["case", "MB/s (of its own input)", "events/s", "µs/event", "ratio (IQR)", "target", "met"],
     rows: [
       streamRow("baseline: JSON watch, `JsonWatchEventDecoderStream`", "json", jsonBody, "1.00x"),
-      judgedRow("protobuf watch, `KubernetesProtobufWatchDecoderStream` (full)", "pb", pbBody, vsJson, "JSON", 1),
+      judgedRow("protobuf watch, `KubernetesProtobufWatchBodyDecoderStream` (full)", "pb", pbBody, vsJson, "JSON", 1),
       judgedRow('protobuf watch, `mode: "metadata"`', "pb-meta", pbBody, metaVsPb, "full", 5),
       streamRow(
         'the same with `inputViews: "always"` (views of the reads, never a copy; not the default, so not judged)',
@@ -648,7 +650,7 @@ for (const k of KINDS) {
         `${fmt.ratio(jsonBatched)} vs JSON`,
       ),
       judgedRow(
-        "batched: protobuf watch, `BatchDecoderStream` of `KubernetesProtobufWatchDecoder` (full)",
+        "batched: protobuf watch, `BatchDecoderStream` of `KubernetesProtobufWatchBodyDecoder` (full)",
         "pb-batch",
         pbBody,
         vsJsonBatched,

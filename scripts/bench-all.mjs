@@ -161,7 +161,7 @@ const BENCHMARKS = [
       "The hand-written realistic objects of the refgen fixtures (fixtures/kubernetes/streams/v1.{Pod,ConfigMap,Node}, " +
       "written by the Kubernetes serializers): each stream's ADDED event repeated into ~6 MB of JSON and the same " +
       "number of protobuf frames, as 64 KiB reads. Baseline: `JsonWatchEventDecoderStream`. Candidates: " +
-      "`KubernetesProtobufWatchDecoderStream` (full decoding to the same plain objects; ≥ 1.0x events/s wanted) and the " +
+      "`KubernetesProtobufWatchBodyDecoderStream` (full decoding to the same plain objects; ≥ 1.0x events/s wanted) and the " +
       'same in `mode: "metadata"` (≥ 5x of full wanted). The core rows time `JSON.parse` of each line against the ' +
       "generated decoder of each object, without streams; the reference rows are the same framing and stream delivery " +
       "with nothing decoded: the floor under full mode, and under metadata mode, which leaves a frame that spans reads " +
@@ -200,7 +200,7 @@ const BENCHMARKS = [
       '"decode apiVersion, kind and metadata now" taken literally, with the same view and nothing else changed. Its ' +
       "ratio vs full bounds what a metadata mode of that design can reach.",
       "The batched rows run the same decoders with one array of events per 64 KiB read instead of one stream item " +
-      "per event (`BatchDecoderStream` of `JsonWatchEventDecoder` and of `KubernetesProtobufWatchDecoder`, as " +
+      "per event (`BatchDecoderStream` of `JsonWatchEventDecoder` and of `KubernetesProtobufWatchBodyDecoder`, as " +
       "`decodeWatchResponseBatches` does), read with `for await` over the batches and a loop over each; their " +
       "ratios compare batched with batched (protobuf vs JSON, metadata vs full), and the JSON row batched with one " +
       "by one. They are checked against the same targets, as separate lines of the table above.",

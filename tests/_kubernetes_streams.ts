@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { DecodeError, KubernetesProtobufObject } from "../mod.ts";
 import { JsonWatchEventDecoderStream, ProtobufReader } from "../wire.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } from "../kubernetes.ts";
 import { drain, streamOf } from "./_util.ts";
 
 /** One line of a refgen `index.json`. */
@@ -38,7 +38,9 @@ export async function checkFullMode(
   let result: FullModeResult | undefined;
   for (const chunks of [[pb], ...cuttings]) {
     const got = await drain(
-      streamOf(chunks).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders })),
+      streamOf(chunks).pipeThrough(
+        new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders: builtinDecoders }),
+      ),
     );
     assert.deepEqual(got.values, expected.values);
     if (expected.error === undefined) {
@@ -62,11 +64,11 @@ export async function checkFullMode(
  */
 export async function checkMetadataMode(pb: Uint8Array): Promise<number> {
   const fullRun = await drain(
-    streamOf([pb]).pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders })),
+    streamOf([pb]).pipeThrough(new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders: builtinDecoders })),
   );
   const lazyRun = await drain(
     streamOf([pb]).pipeThrough(
-      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
+      new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
     ),
   );
   assert.equal(String(lazyRun.error), String(fullRun.error));

@@ -24,7 +24,7 @@ import {
   MsgpackEventEncoderStream,
   type StreamDecoder,
 } from "../wire.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoder } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoder } from "../kubernetes.ts";
 import { metadataView } from "./peers/watch_checks.ts";
 import { bytewise, cutsFor, drain, drainSlowly, errorKey, failingAfter, splitAt, streamOf, utf8 } from "./_util.ts";
 
@@ -47,12 +47,12 @@ const DECODERS: {
   {
     name: "protobuf, full",
     input: () => fixture("v1.Pod.pb"),
-    make: () => new KubernetesProtobufWatchDecoder<unknown>({ decoders: builtinDecoders }),
+    make: () => new KubernetesProtobufWatchBodyDecoder<unknown>({ decoders: builtinDecoders }),
   },
   {
     name: "protobuf, metadata mode",
     input: () => fixture("v1.Node.pb"),
-    make: () => new KubernetesProtobufWatchDecoder<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
+    make: () => new KubernetesProtobufWatchBodyDecoder<unknown>({ decoders: builtinDecoders, mode: "metadata" }),
   },
   {
     name: "JSON, ConfigMaps",
@@ -113,7 +113,7 @@ test("BatchDecoderStream: a whole body in one chunk is one batch; one event per 
   const input = fixture("v1.Pod.pb");
   const whole = await drain(
     streamOf([input]).pipeThrough(
-      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+      new BatchDecoderStream(new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders })),
     ),
   );
   assert.equal(whole.values.length, 1);
@@ -126,7 +126,7 @@ test("BatchDecoderStream: a whole body in one chunk is one batch; one event per 
   }
   const each = await drain(
     streamOf(splitAt(input, cuts)).pipeThrough(
-      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+      new BatchDecoderStream(new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders })),
     ),
   );
   assert.deepEqual(each.values.map((b) => b.length), events.map(() => 1));
@@ -155,11 +155,11 @@ test("BatchDecoderStream: finish hands on what the end completes (a last line wi
   const pb = fixture("v1.Pod.pb");
   const cut = [pb.slice(0, pb.length - 3)];
   const single = await drain(
-    streamOf(cut).pipeThrough(new DecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders }))),
+    streamOf(cut).pipeThrough(new DecoderStream(new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders }))),
   );
   const got = await drain(
     streamOf(cut).pipeThrough(
-      new BatchDecoderStream(new KubernetesProtobufWatchDecoder({ decoders: builtinDecoders })),
+      new BatchDecoderStream(new KubernetesProtobufWatchBodyDecoder({ decoders: builtinDecoders })),
     ),
   );
   assert.deepEqual(got.values.flat(), single.values);

@@ -33,9 +33,9 @@ export const decode = (response: Response) => decodeWatchResponse<Pod>(response)
 export { connectCluster, decodeWatchResponse, informer, loadKubeconfig };`,
   // The protobuf stream with core/v1's decoders.
   "kubernetes-corev1":
-    `import { coreV1, createKubernetesDecoders, KubernetesProtobufWatchDecoderStream } from ${kubernetes};
+    `import { coreV1, createKubernetesDecoders, KubernetesProtobufWatchBodyDecoderStream } from ${kubernetes};
 export const decoders = createKubernetesDecoders([coreV1]);
-export const stream = () => new KubernetesProtobufWatchDecoderStream({ decoders });`,
+export const stream = () => new KubernetesProtobufWatchBodyDecoderStream({ decoders });`,
   // decodeWatchResponse with every built-in kind.
   "kubernetes-builtin": `import { decodeWatchResponse } from ${main};
 import { builtinDecoders } from ${kubernetes};
@@ -157,8 +157,8 @@ for (const bundler of ["esbuild", "bun"] as const) {
 }
 
 test("watchwire/kubernetes: without decoders a protobuf watch knows no kind but Status", async () => {
-  const { KubernetesProtobufWatchDecoderStream } = await import("../kubernetes.ts");
-  const events = await collect(podBody().pipeThrough(new KubernetesProtobufWatchDecoderStream()));
+  const { KubernetesProtobufWatchBodyDecoderStream } = await import("../kubernetes.ts");
+  const events = await collect(podBody().pipeThrough(new KubernetesProtobufWatchBodyDecoderStream()));
   assert.deepEqual(events.map((e) => e.type), ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"]);
   for (const e of events.slice(0, 4)) {
     assert.ok(e.object instanceof KubernetesProtobufObject);

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { DecodeError } from "../src/errors.ts";
 import type { KubernetesObject, WatchEvent } from "../src/events.ts";
 import { KubernetesProtobufObject } from "../mod.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } from "../kubernetes.ts";
 import { runCli } from "../cli.ts";
 import { fileStateStore } from "../src/cluster/state_stores.ts";
 import { Informer } from "../src/watch/informer.ts";
@@ -57,7 +57,7 @@ test("informer state: metadata-only protobuf objects are kept as their JSON (kin
   for (const kind of ["v1.Pod", "v1.Node", "v1.ConfigMap", "apps_v1.Deployment"]) {
     const pb = new Uint8Array(readFileSync(join(root, `fixtures/kubernetes/streams/${kind}.pb`)));
     const stream = new Blob([pb]).stream().pipeThrough(
-      new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+      new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
     );
     for await (const event of stream as ReadableStream<WatchEvent>) {
       if (event.type !== "ERROR") objects.push(event.object);

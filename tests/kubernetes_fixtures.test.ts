@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { KubernetesProtobufObject } from "../mod.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } from "../kubernetes.ts";
 import { cutsFor, drain, splitAt, streamOf } from "./_util.ts";
 import { checkFullMode, checkMetadataMode, type StreamPair } from "./_kubernetes_streams.ts";
 
@@ -20,7 +20,7 @@ const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
 async function decodePb(bytes: Uint8Array, chunks?: Uint8Array[], mode?: "full" | "metadata") {
   const { values, error } = await drain(
     streamOf(chunks ?? [bytes]).pipeThrough(
-      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, mode }),
+      new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders: builtinDecoders, mode }),
     ),
   );
   if (error) throw error;

@@ -220,7 +220,7 @@ let attempts = 0;
 const forbid = () => { attempts++; throw new EvalError("code generation from strings is forbidden here"); };
 globalThis.Function = forbid;
 globalThis.eval = forbid;
-const { builtinDecoders, KubernetesProtobufWatchDecoderStream } = await import(${
+const { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } = await import(${
       JSON.stringify(pathToFileURL(join(root, "kubernetes.ts")).href)
     });
 const dir = ${JSON.stringify(streams)};
@@ -228,7 +228,7 @@ let events = 0;
 for (const name of readdirSync(dir).filter((n) => n.endsWith(".pb"))) {
   const body = new Blob([readFileSync(dir + "/" + name)]).stream();
   try {
-    for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders }))) events++;
+    for await (const _ of body.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders }))) events++;
   } catch (e) {
     if (!String(e).includes("BOOKMARK")) throw e;
   }

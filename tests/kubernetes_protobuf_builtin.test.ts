@@ -11,7 +11,7 @@ import {
   builtinDecoders,
   createKubernetesDecoders,
   decodeKubernetesProtobufObject,
-  KubernetesProtobufWatchDecoderStream,
+  KubernetesProtobufWatchBodyDecoderStream,
 } from "../kubernetes.ts";
 import { drain, streamOf } from "./_util.ts";
 import { framed, framesOf, len, MAGIC, watchEvent } from "./_protobuf.ts";
@@ -41,11 +41,11 @@ const envelopeOf = (frame: Uint8Array) => fields(fields(frame, 2)[0], 1)[0];
 
 async function decodeAll(
   bytes: Uint8Array | Uint8Array[],
-  options: ConstructorParameters<typeof KubernetesProtobufWatchDecoderStream>[0],
+  options: ConstructorParameters<typeof KubernetesProtobufWatchBodyDecoderStream>[0],
 ) {
   const { values, error } = await drain(
     streamOf(Array.isArray(bytes) ? bytes : [bytes]).pipeThrough(
-      new KubernetesProtobufWatchDecoderStream<unknown>({ decoders: builtinDecoders, ...options }),
+      new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders: builtinDecoders, ...options }),
     ),
   );
   assert.equal(error, undefined);

@@ -15,9 +15,9 @@ import {
   builtinDecoders,
   decodeKubernetesProtobufObject,
   type JsonObject,
-  KubernetesProtobufWatchDecoderStream,
-  KubernetesProtobufWatchEventDecoder,
-  KubernetesProtobufWatchEventDecoderStream,
+  KubernetesProtobufWatchBodyDecoderStream,
+  KubernetesProtobufWatchFrameDecoder,
+  KubernetesProtobufWatchFrameDecoderStream,
   type ObjectDecoder,
 } from "../kubernetes.ts";
 import { assertSplitInvariant, bytewise, concat, cutsFor, drain, splitAt, streamOf } from "./_util.ts";
@@ -166,10 +166,10 @@ const fused = (
   options: { mode?: KubernetesProtobufMode; maxEventBytes?: number; inputViews?: KubernetesProtobufInputViews } = {},
 ) =>
 (source: ReadableStream<Uint8Array>) =>
-  source.pipeThrough(new KubernetesProtobufWatchDecoderStream<unknown>({ decoders, ...options }));
+  source.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream<unknown>({ decoders, ...options }));
 const staged = (mode?: KubernetesProtobufMode) => (source: ReadableStream<Uint8Array>) =>
   source.pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
-    new KubernetesProtobufWatchEventDecoderStream<unknown>({ decoders, mode }),
+    new KubernetesProtobufWatchFrameDecoderStream<unknown>({ decoders, mode }),
   );
 
 /** Events as comparable data: lazy objects as their JSON, their raw bytes and their full decoding. */
@@ -499,7 +499,7 @@ test("k8s protobuf watch: lazy objects keep views of at most four times their si
   // The same through the frames-to-events stage, and never for bytes a caller lends (decodeKubernetesProtobufObject).
   const staged = await drain(
     streamOf([quarterChunk]).pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
-      new KubernetesProtobufWatchEventDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+      new KubernetesProtobufWatchFrameDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
     ),
   );
   for (const event of staged.values) {
@@ -599,7 +599,7 @@ test('k8s protobuf watch: inputViews "always": objects keep views of the input c
   // The same through the frames-to-events stage.
   const stagedViews = await drain(
     streamOf([many]).pipeThrough(new LengthPrefixedDecoderStream()).pipeThrough(
-      new KubernetesProtobufWatchEventDecoderStream({ decoders, mode: "metadata", inputViews: "always" }),
+      new KubernetesProtobufWatchFrameDecoderStream({ decoders, mode: "metadata", inputViews: "always" }),
     ),
   );
   assert.equal(stagedViews.values.length, 2000);
@@ -787,12 +787,15 @@ test("k8s protobuf watch: the fused and the two-stage pipelines agree under rand
 });
 
 test("k8s protobuf watch: options are checked", () => {
-  assert.throws(() => new KubernetesProtobufWatchDecoderStream({ mode: "lazy" as KubernetesProtobufMode }), RangeError);
-  assert.throws(() => new KubernetesProtobufWatchDecoderStream({ maxEventBytes: -1 }), RangeError);
+  assert.throws(
+    () => new KubernetesProtobufWatchBodyDecoderStream({ mode: "lazy" as KubernetesProtobufMode }),
+    RangeError,
+  );
+  assert.throws(() => new KubernetesProtobufWatchBodyDecoderStream({ maxEventBytes: -1 }), RangeError);
   const inputViews = "never" as KubernetesProtobufInputViews;
-  assert.throws(() => new KubernetesProtobufWatchDecoderStream({ inputViews }), RangeError);
-  assert.throws(() => new KubernetesProtobufWatchEventDecoderStream({ inputViews }), RangeError);
-  assert.throws(() => new KubernetesProtobufWatchEventDecoder({ inputViews }), RangeError);
+  assert.throws(() => new KubernetesProtobufWatchBodyDecoderStream({ inputViews }), RangeError);
+  assert.throws(() => new KubernetesProtobufWatchFrameDecoderStream({ inputViews }), RangeError);
+  assert.throws(() => new KubernetesProtobufWatchFrameDecoder({ inputViews }), RangeError);
   assert.throws(() => decodeKubernetesProtobufObject(Uint8Array.of(), { inputViews }), RangeError);
 });
 

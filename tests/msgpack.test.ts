@@ -22,7 +22,7 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
 import { MsgpackEventDecoderStream as NoEvalMsgpackEventDecoderStream } from "../msgpack_no_eval.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } from "../kubernetes.ts";
 import {
   assertSplitInvariant,
   bytewise,
@@ -233,7 +233,7 @@ for (const { entry, Decoder } of DECODERS) {
       const decodeStream = async () =>
         (await drain(
           streamOf([pb]).pipeThrough(
-            new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
+            new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders, mode: "metadata" }),
           ),
         ))
           .values;

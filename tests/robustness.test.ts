@@ -18,7 +18,7 @@ import {
   MsgpackEventDecoderStream,
   MsgpackEventEncoderStream,
 } from "../wire.ts";
-import { builtinDecoders, KubernetesProtobufWatchDecoderStream } from "../kubernetes.ts";
+import { builtinDecoders, KubernetesProtobufWatchBodyDecoderStream } from "../kubernetes.ts";
 import {
   decodeHttp1Exchanges,
   type Http1Exchange,
@@ -145,13 +145,13 @@ const PIPELINES: {
   {
     name: "Kubernetes protobuf watch (full)",
     seed: "kubernetes/streams/v1.Pod.pb",
-    decode: (s) => s.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders })),
+    decode: (s) => s.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders })),
   },
   {
     name: "Kubernetes protobuf watch (metadata, then decode())",
     seed: "kubernetes/streams/v1.Node.pb",
     decode: (s) =>
-      s.pipeThrough(new KubernetesProtobufWatchDecoderStream({ decoders: builtinDecoders, mode: "metadata" })),
+      s.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders, mode: "metadata" })),
   },
   {
     name: "HTTP/2 connection (Go h2c, protobuf watch)",

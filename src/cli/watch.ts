@@ -45,7 +45,8 @@ interface WatchOptions {
   labelSelector: string | undefined;
   fieldSelector: string | undefined;
   format: "json" | "protobuf" | undefined;
-  metadataOnly: boolean;
+  /** Protobuf objects decoded in full, or only their metadata (`--metadata-only`). */
+  mode: "full" | "metadata";
   output: "table" | "ndjson";
   state: string | undefined;
 }
@@ -61,7 +62,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
     labelSelector: undefined,
     fieldSelector: undefined,
     format: undefined,
-    metadataOnly: false,
+    mode: "full",
     output: stdoutIsTerminal ? "table" : "ndjson",
     state: undefined,
   };
@@ -109,7 +110,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
         break;
       }
       case "--metadata-only":
-        options.metadataOnly = true;
+        options.mode = "metadata";
         break;
       case "-o":
       case "--output": {
@@ -138,7 +139,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
   if (options.allNamespaces && options.namespace !== undefined) {
     throw new WatchUsageError("-n NAMESPACE and -A (all namespaces) exclude each other");
   }
-  if (options.metadataOnly && options.format === "json") {
+  if (options.mode === "metadata" && options.format === "json") {
     throw new WatchUsageError("--metadata-only needs --format protobuf (the default)");
   }
   options.resource = resources[0];
@@ -290,7 +291,7 @@ export async function runWatch(options: WatchOptions, host: WatchHost): Promise<
   // Every built-in kind decodes (a kind the decoders do not know prints as its metadata).
   const sourceOptions: ResourceSourceOptions = {
     format: options.format ?? "protobuf",
-    protobuf: { decoders: builtinDecoders, ...(options.metadataOnly ? { mode: "metadata" as const } : {}) },
+    protobuf: { decoders: builtinDecoders, mode: options.mode },
   };
   if (options.labelSelector !== undefined) sourceOptions.labelSelector = options.labelSelector;
   if (options.fieldSelector !== undefined) sourceOptions.fieldSelector = options.fieldSelector;

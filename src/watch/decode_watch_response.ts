@@ -8,7 +8,7 @@ import { JsonWatchEventDecoder } from "../codec/json_watch_event_decoder.ts";
 import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
-import { KubernetesProtobufWatchDecoder } from "../codec/kubernetes/protobuf_watch_decoder.ts";
+import { KubernetesProtobufWatchBodyDecoder } from "../codec/kubernetes/protobuf_watch_body_decoder.ts";
 import { BatchDecoderStream } from "../streams/batch_decoder_stream.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
@@ -49,7 +49,7 @@ export interface DecodeWatchOptions {
    * Options of the Kubernetes protobuf pipeline: `decoders` (the kinds decoded in full, from `watchwire/kubernetes`:
    * `createKubernetesDecoders([coreV1])`, `builtinDecoders`; by default none but `Status`, other kinds decoding as
    * `KubernetesProtobufObject`s), `mode` (`"full"`, the default, or `"metadata"`: see
-   * `KubernetesProtobufWatchDecoderStream`) and `inputViews`. Also used for a protobuf `Status` body of a non-2xx
+   * `KubernetesProtobufWatchBodyDecoderStream`) and `inputViews`. Also used for a protobuf `Status` body of a non-2xx
    * response.
    */
   protobuf?: KubernetesProtobufOptions;
@@ -101,7 +101,7 @@ const jsonDecoder: BodyDecoder = (options) =>
   new JsonWatchEventDecoder<unknown>({ maxEventBytes: options.maxEventBytes });
 
 const protobufDecoder: BodyDecoder = (options) =>
-  new KubernetesProtobufWatchDecoder<unknown>({ ...options.protobuf, maxEventBytes: options.maxEventBytes });
+  new KubernetesProtobufWatchBodyDecoder<unknown>({ ...options.protobuf, maxEventBytes: options.maxEventBytes });
 
 const BUILTIN_BODY_DECODERS: Readonly<Record<string, BodyDecoder>> = {
   "application/json": jsonDecoder,
@@ -131,7 +131,7 @@ export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = Ob
 /**
  * Decodes the body of a watch response into typed events, choosing the pipeline from its `Content-Type`:
  * `application/json` (with or without `;stream=watch`), `application/vnd.kubernetes.protobuf;stream=watch`
- * (`KubernetesProtobufWatchDecoderStream`, with `options.protobuf`), more formats through `options.codecs`. A
+ * (`KubernetesProtobufWatchBodyDecoderStream`, with `options.protobuf`), more formats through `options.codecs`. A
  * response that is not 2xx becomes a single `ERROR` event carrying its `Status` (as the API server sends it, in JSON
  * or protobuf, or one made from the HTTP status when the body is not a Status), so a watcher handles a 410 the same
  * way whether it came as an event or as the HTTP status. A Content-Type no codec handles makes the stream fail with a

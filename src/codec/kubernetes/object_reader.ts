@@ -96,7 +96,7 @@ export interface KubernetesProtobufOptions {
  * @example
  * ```ts
  * import { KubernetesProtobufObject, type KubernetesProtobufInputViews } from "watchwire";
- * import { KubernetesProtobufWatchDecoder } from "watchwire/kubernetes";
+ * import { KubernetesProtobufWatchBodyDecoder } from "watchwire/kubernetes";
  *
  * // One watch event (ADDED, an unknown kind kept as bytes) in a read of 64 KiB.
  * const text = (s: string) => [...new TextEncoder().encode(s)];
@@ -106,7 +106,7 @@ export interface KubernetesProtobufOptions {
  * const read = new Uint8Array(64 * 1024);
  * read.set([0, 0, 0, event.length, ...event]);
  * for (const inputViews of ["bounded", "always"] satisfies KubernetesProtobufInputViews[]) {
- *   const decoder = new KubernetesProtobufWatchDecoder({ inputViews });
+ *   const decoder = new KubernetesProtobufWatchBodyDecoder({ inputViews });
  *   decoder.push(read.subarray(0, 4 + event.length), ({ object }) => {
  *     if (object instanceof KubernetesProtobufObject) console.log(inputViews, object.raw.buffer === read.buffer);
  *   });
@@ -233,13 +233,13 @@ export function lazyObjectMeta(
  * @example
  * ```ts
  * import { KubernetesProtobufObject } from "watchwire";
- * import { type FrameOwnership, KubernetesProtobufWatchEventDecoder } from "watchwire/kubernetes";
+ * import { type FrameOwnership, KubernetesProtobufWatchFrameDecoder } from "watchwire/kubernetes";
  *
  * const text = (s: string) => [...new TextEncoder().encode(s)];
  * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")]; // a kind the decoders do not know
  * const envelope = [...text("k8s\0"), 0x0a, typeMeta.length, ...typeMeta, 0x12, 5, 0x0a, 3, 0x0a, 1, ...text("w")];
  * const frame = Uint8Array.of(0x0a, 5, ...text("ADDED"), 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);
- * const decoder = new KubernetesProtobufWatchEventDecoder();
+ * const decoder = new KubernetesProtobufWatchFrameDecoder();
  * for (const ownership of ["handed-over", "borrowed"] satisfies FrameOwnership[]) {
  *   const { object } = decoder.decode(frame, 0, ownership);
  *   if (object instanceof KubernetesProtobufObject) console.log(ownership, object.raw.buffer === frame.buffer);
@@ -279,7 +279,7 @@ function checkInputViews(inputViews: KubernetesProtobufInputViews | undefined): 
  */
 export class KubernetesObjectReader {
   readonly decoders: KubernetesProtobufDecoders;
-  readonly metadataOnly: boolean;
+  readonly mode: KubernetesProtobufMode;
   /** Whether views of input chunks are held to {@linkcode mayKeepViews}' bound (`inputViews: "bounded"`). */
   readonly #boundedViews: boolean;
   readonly #pool = new BytePool();
@@ -290,7 +290,7 @@ export class KubernetesObjectReader {
    */
   constructor(options: KubernetesProtobufOptions) {
     this.decoders = options.decoders ?? statusOnlyDecoders();
-    this.metadataOnly = checkMode(options.mode) === "metadata";
+    this.mode = checkMode(options.mode);
     this.#boundedViews = checkInputViews(options.inputViews) === "bounded";
   }
 
@@ -328,7 +328,7 @@ export class KubernetesObjectReader {
       }
     }
     const decoder = this.decoderOf(apiVersion, kind);
-    if (decoder !== undefined && (!this.metadataOnly || full)) {
+    if (decoder !== undefined && (this.mode === "full" || full)) {
       return decoder(bytes, rawStart, rawEnd, objectOfKind(kind, apiVersion), baseOffset);
     }
     // What field 1 is: the registry says for known kinds (null: no metadata); by convention ListMeta for an unknown
@@ -349,7 +349,7 @@ export class KubernetesObjectReader {
       ? bytes.subarray(rawStart, rawEnd)
       : this.#pool.copy(bytes, rawStart, rawEnd);
     const rawOffset = baseOffset + rawStart;
-    const lazy = this.metadataOnly && metadataDecoder === objectMeta;
+    const lazy = this.mode === "metadata" && metadataDecoder === objectMeta;
     const metadata = this.#metadata(raw, rawOffset, metadataDecoder ?? objectMeta, lazy);
     return new KubernetesProtobufObject({
       kind,

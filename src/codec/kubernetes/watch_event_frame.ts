@@ -18,7 +18,7 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(WATCH_EVENT_TYP
 
 /**
  * The event of one frame (the message without its length prefix), its object read by `objects` (see
- * {@linkcode KubernetesProtobufWatchEventDecoder} for the rules). `baseOffset` locates `frame[0]` in the input, for the
+ * {@linkcode KubernetesProtobufWatchFrameDecoder} for the rules). `baseOffset` locates `frame[0]` in the input, for the
  * offsets of errors; `ownership` says who else may use the frame's bytes.
  */
 export function decodeWatchEventFrame(

@@ -1,18 +1,21 @@
 /**
- * {@linkcode KubernetesProtobufWatchDecoderStream}: the body of a Kubernetes protobuf watch (bytes) to typed watch
+ * {@linkcode KubernetesProtobufWatchBodyDecoderStream}: the body of a Kubernetes protobuf watch (bytes) to typed watch
  * events in one stage.
  *
  * @module
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } from "./protobuf_watch_decoder.ts";
+import {
+  KubernetesProtobufWatchBodyDecoder,
+  type KubernetesProtobufWatchOptions,
+} from "./protobuf_watch_body_decoder.ts";
 
 /**
  * Decodes the body of a Kubernetes protobuf watch (`Content-Type: application/vnd.kubernetes.protobuf;stream=watch`)
  * into typed {@linkcode WatchEvent}s: the length-prefixed framing (4-byte big-endian length, then a
- * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchEventDecoder}) fused into one
- * stage ({@linkcode KubernetesProtobufWatchDecoder}, which `BatchDecoderStream` runs for events in batches), so each
+ * `meta.v1.WatchEvent` message) and the event decoding ({@linkcode KubernetesProtobufWatchFrameDecoder}) fused into one
+ * stage ({@linkcode KubernetesProtobufWatchBodyDecoder}, which `BatchDecoderStream` runs for events in batches), so each
  * event costs one enqueue. A frame within one input chunk is decoded in place; one that spans chunks is copied once,
  * after its length has been checked against `maxEventBytes` (`MESSAGE_TOO_LARGE` at its prefix otherwise), into a
  * buffer of its exact length.
@@ -35,19 +38,19 @@ import { KubernetesProtobufWatchDecoder, type KubernetesProtobufWatchOptions } f
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchDecoderStream } from "watchwire/kubernetes";
+ * import { KubernetesProtobufWatchBodyDecoderStream } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];
  * const body = new Blob([Uint8Array.of(0, 0, 0, frame.length, ...frame)]).stream();
- * for await (const event of body.pipeThrough(new KubernetesProtobufWatchDecoderStream())) {
+ * for await (const event of body.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream())) {
  *   if (event.type === "ERROR") console.log(event.object.code); // 410
  * }
  * ```
  */
-export class KubernetesProtobufWatchDecoderStream<T = KubernetesObject>
+export class KubernetesProtobufWatchBodyDecoderStream<T = KubernetesObject>
   extends DecoderStream<Uint8Array, WatchEvent<T>> {
   constructor(options: KubernetesProtobufWatchOptions = {}) {
-    super(new KubernetesProtobufWatchDecoder<T>(options));
+    super(new KubernetesProtobufWatchBodyDecoder<T>(options));
   }
 }

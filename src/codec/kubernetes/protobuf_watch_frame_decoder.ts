@@ -1,5 +1,5 @@
 /**
- * {@linkcode KubernetesProtobufWatchEventDecoder}: one frame of a Kubernetes protobuf watch (a `meta.v1.WatchEvent`
+ * {@linkcode KubernetesProtobufWatchFrameDecoder}: one frame of a Kubernetes protobuf watch (a `meta.v1.WatchEvent`
  * message) to a typed watch event, without streams.
  *
  * @module
@@ -22,15 +22,15 @@ import { decodeWatchEventFrame } from "./watch_event_frame.ts";
  *
  * @example
  * ```ts
- * import { KubernetesProtobufWatchEventDecoder } from "watchwire/kubernetes";
+ * import { KubernetesProtobufWatchFrameDecoder } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = Uint8Array.of(0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);
- * const event = new KubernetesProtobufWatchEventDecoder().decode(frame, 4);
+ * const event = new KubernetesProtobufWatchFrameDecoder().decode(frame, 4);
  * if (event.type === "ERROR") console.log(event.object.kind, event.object.code); // Status 410
  * ```
  */
-export class KubernetesProtobufWatchEventDecoder {
+export class KubernetesProtobufWatchFrameDecoder {
   readonly #objects: KubernetesObjectReader;
 
   constructor(options: KubernetesProtobufOptions = {}) {

@@ -1,5 +1,5 @@
 /**
- * {@linkcode KubernetesProtobufWatchDecoder}: the decoding of a Kubernetes protobuf watch body (bytes to typed watch
+ * {@linkcode KubernetesProtobufWatchBodyDecoder}: the decoding of a Kubernetes protobuf watch body (bytes to typed watch
  * events) without a stream.
  *
  * @module
@@ -14,17 +14,17 @@ import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**
- * Options of {@linkcode KubernetesProtobufWatchDecoderStream} and {@linkcode KubernetesProtobufWatchDecoder}.
+ * Options of {@linkcode KubernetesProtobufWatchBodyDecoderStream} and {@linkcode KubernetesProtobufWatchBodyDecoder}.
  *
  * @example
  * ```ts
  * import { DecodeError } from "watchwire";
- * import { KubernetesProtobufWatchDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire/kubernetes";
+ * import { KubernetesProtobufWatchBodyDecoderStream, type KubernetesProtobufWatchOptions } from "watchwire/kubernetes";
  *
  * const options: KubernetesProtobufWatchOptions = { mode: "metadata", maxEventBytes: 1024 };
  * const body = new Blob([Uint8Array.of(0, 0, 0x10, 0)]).stream(); // a frame announcing 4096 bytes
  * try {
- *   for await (const _ of body.pipeThrough(new KubernetesProtobufWatchDecoderStream(options)));
+ *   for await (const _ of body.pipeThrough(new KubernetesProtobufWatchBodyDecoderStream(options)));
  * } catch (e) {
  *   if (e instanceof DecodeError) console.log(e.code, e.offset); // MESSAGE_TOO_LARGE 0
  * }
@@ -39,19 +39,19 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
 }
 
 /**
- * What {@linkcode KubernetesProtobufWatchDecoderStream} does, as a {@linkcode StreamDecoder}: body bytes in, typed
+ * What {@linkcode KubernetesProtobufWatchBodyDecoderStream} does, as a {@linkcode StreamDecoder}: body bytes in, typed
  * {@linkcode WatchEvent}s out, with the same options and rules (see the stream). For a stream of event batches
  * (`BatchDecoderStream`), or to decode inside another stage without a stream of its own.
  *
  * @example
  * ```ts
  * import type { WatchEvent } from "watchwire";
- * import { KubernetesProtobufWatchDecoder } from "watchwire/kubernetes";
+ * import { KubernetesProtobufWatchBodyDecoder } from "watchwire/kubernetes";
  *
  * const envelope = [0x6b, 0x38, 0x73, 0, 0x0a, 12, 0x0a, 2, 0x76, 0x31, 0x12, 6, 0x53, 0x74, 0x61, 0x74, 0x75, 0x73, 0x12, 3, 0x30, 0x9a, 0x03];
  * const frame = [0x0a, 5, 0x45, 0x52, 0x52, 0x4f, 0x52, 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];
  * const body = Uint8Array.of(0, 0, 0, frame.length, ...frame);
- * const decoder = new KubernetesProtobufWatchDecoder();
+ * const decoder = new KubernetesProtobufWatchBodyDecoder();
  * const events: WatchEvent[] = [];
  * decoder.push(body.subarray(0, 10), (event) => events.push(event)); // a frame's first bytes: nothing yet
  * decoder.push(body.subarray(10), (event) => events.push(event));
@@ -59,7 +59,8 @@ export interface KubernetesProtobufWatchOptions extends KubernetesProtobufOption
  * console.log(events.length, events[0].type); // 1 ERROR
  * ```
  */
-export class KubernetesProtobufWatchDecoder<T = KubernetesObject> implements StreamDecoder<Uint8Array, WatchEvent<T>> {
+export class KubernetesProtobufWatchBodyDecoder<T = KubernetesObject>
+  implements StreamDecoder<Uint8Array, WatchEvent<T>> {
   readonly #objects: KubernetesObjectReader;
   readonly #splitter: FrameSplitter;
   /** The first bytes of the input, to tell a single object (k8s\0...) from a watch when its "length" is refused. */
