@@ -4,8 +4,10 @@
  * directions paired (`decodeHttp1Exchanges`, which also frames what the response bytes alone cannot: a response to
  * `HEAD`, a `CONNECT` tunnel); an HTTP/2 connection to its streams (`Http2ConnectionDecoderStream`), and both
  * directions paired (`decodeHttp2Exchanges`). Each response's `toResponse()` is a `fetch` `Response` with its body
- * decoded (chunked, gzip, deflate): `decodeWatchResponse` of `watchwire` reads its events. This is what
- * `watchwire decode` (`watchwire/cli`) runs on a capture.
+ * decoded (chunked, gzip, deflate): `decodeWatchResponse` of `watchwire` reads its events. And whole capture files
+ * (pcap, pcapng from tcpdump or Wireshark, read as a stream): `decodeCapture` reassembles TCP, decrypts TLS with a key
+ * log, and yields every watch's events with its connection and time. This is what `watchwire decode`
+ * (`watchwire/cli`) runs on a capture.
  *
  * @example
  * ```ts
@@ -35,3 +37,11 @@ export * from "./src/transport/http1_exchanges.ts";
 // HTTP/2 connections.
 export * from "./src/transport/http2/connection_decoder_stream.ts";
 export * from "./src/transport/http2/exchanges.ts";
+// Capture files (pcap, pcapng): TCP reassembled, TLS decrypted, every watch's events.
+export {
+  type CaptureItem,
+  type CaptureOrigin,
+  decodeCapture,
+  type DecodeCaptureOptions,
+} from "./src/watch/decode_capture.ts";
+export type { CaptureTime } from "./src/capture/records.ts";

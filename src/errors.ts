@@ -78,7 +78,11 @@ export type DecodeErrorCode =
    */
   | "MESSAGE_TOO_LARGE"
   /** A length-prefixed message's prefix or contents are malformed. */
-  | "MESSAGE_INVALID";
+  | "MESSAGE_INVALID"
+  /** A capture file (pcap, pcapng) is malformed: bad magic, a block whose lengths lie, a truncated record. */
+  | "CAPTURE_INVALID"
+  /** A TLS record or handshake message is malformed, or a record fails authentication with the logged keys. */
+  | "TLS_INVALID";
 
 /**
  * Options of {@linkcode DecodeError}.

@@ -38,6 +38,7 @@ import {
 } from "./etcd.ts";
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
+import { type CaptureOutput, decodeCaptureFile, isCaptureFile } from "./capture.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
 import type { ClusterConnection } from "../cluster/cluster_config.ts";
 import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./watch.ts";
@@ -182,6 +183,9 @@ the state file cannot be read, 2 on a usage error. Failures while watching are n
 retried.
 `;
 
+/** The table heading of a capture's events. */
+const CAPTURE_TABLE_HEADING = `${"TIME".padEnd(30)}  CONN  ${tableHeader()}`;
+
 /** What follows a usage error's message on stderr: the command's form in one line, and where the rest is. */
 const USAGE_HINT = "Usage: watchwire decode [OPTION]... FILE...  (watchwire --help for the options)\n";
 
@@ -192,6 +196,12 @@ interface Options {
   contentType: string | undefined;
   maxEventBytes: number | undefined;
   request: string | undefined;
+  /** `--keylog FILE`: the TLS key log of a capture. */
+  keyLog: string | undefined;
+  /** `--connection N` (repeatable): a capture's connections to print. */
+  connections: number[];
+  /** `--resource TEXT`: a capture's requests to print, by their path. */
+  resource: string | undefined;
   files: string[];
 }
 
@@ -208,6 +218,9 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
     contentType: undefined,
     maxEventBytes: undefined,
     request: undefined,
+    keyLog: undefined,
+    connections: [],
+    resource: undefined,
     files: [],
   };
   for (let i = 1; i < args.length; i++) {
@@ -251,6 +264,18 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
       }
       case "--request":
         options.request = value();
+        break;
+      case "--keylog":
+        options.keyLog = value();
+        break;
+      case "--connection": {
+        const v = Number(value());
+        if (!Number.isSafeInteger(v) || v <= 0) throw new UsageError("--connection must be a positive integer");
+        options.connections.push(v);
+        break;
+      }
+      case "--resource":
+        options.resource = value();
         break;
       default:
         if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
@@ -320,6 +345,12 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
       return undefined;
     }
   };
+  let keyLog: string | undefined;
+  if (options.keyLog !== undefined) {
+    const stream = await open(options.keyLog);
+    if (stream === undefined) return 2;
+    keyLog = await new Response(stream).text();
+  }
   for (const file of options.files) {
     const input = await open(file);
     if (input === undefined) return 2;
@@ -331,7 +362,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
         return 2;
       }
     }
-    const status = await decodeFile(file, input, options, out, request);
+    const status = await decodeFile(file, input, options, out, request, keyLog);
     if (status !== 0) return status;
   }
   await out.flush();
@@ -425,6 +456,7 @@ async function decodeFile(
   options: Options,
   out: OutputBuffer,
   request: ReadableStream<Uint8Array> | undefined,
+  keyLog?: string,
 ): Promise<number> {
   let peeked: Awaited<ReturnType<typeof peek>>;
   try {
@@ -435,6 +467,16 @@ async function decodeFile(
     return cannotRead(file, error, out);
   }
   const { head, stream } = peeked;
+  if (isCaptureFile(head)) {
+    await request?.cancel().catch(() => {});
+    if (options.output === "table") out.line(CAPTURE_TABLE_HEADING, true);
+    const lines: CaptureOutput = {
+      line: (text) => out.line(text, true),
+      note: (text) => out.note(text),
+      flush: () => out.flush(),
+    };
+    return await decodeCaptureFile(file, stream, { ...options, keyLog }, lines);
+  }
   let start = 0;
   while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;
   const isHttp = new TextDecoder().decode(head.subarray(start, start + 7)) === "HTTP/1.";

@@ -1,0 +1,393 @@
+/**
+ * {@linkcode captureConnections}: a capture file (pcap, pcapng) to its TCP connections, each as the application bytes
+ * its two peers sent (decrypted with a key log when the connection is TLS), found by their bytes, not by port numbers.
+ *
+ * @module
+ */
+import type { CaptureTime, TcpConnectionInfo, TcpDirection, TcpStreamEvent } from "./records.ts";
+import { CaptureFileDecoder, type CaptureFileDecoderOptions } from "./file/capture_file_decoder.ts";
+import { PacketDecoder, type PacketDecoderOptions } from "./net/packet_decoder.ts";
+import { TcpReassembler, type TcpReassemblerOptions } from "./tcp/tcp_reassembler.ts";
+import { KeyLog } from "./tls/key_log.ts";
+import { TlsConnectionDecryptor, type TlsConnectionDecryptorOptions } from "./tls/tls_connection_decryptor.ts";
+import type { TlsEvent, TlsHandshakeEvent } from "./tls/tls_events.ts";
+import { ByteFeed } from "./byte_feed.ts";
+import { FIRST_BYTES_NEEDED, sideOfFirstBytes } from "./first_bytes.ts";
+
+/** A pcapng Decryption Secrets Block's type for an NSS key log ("TLSK"). */
+const TLS_KEY_LOG_SECRETS = 0x544c534b;
+
+/** Events queued for the reader before the capture is read further. */
+const QUEUED_EVENTS = 16;
+
+/** The default of `maxUnreadBytes`. */
+export const DEFAULT_MAX_UNREAD_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@linkcode captureConnections}: the key log, and the limits of each layer. */
+export interface CaptureConnectionsOptions
+  extends CaptureFileDecoderOptions, PacketDecoderOptions, TcpReassemblerOptions, TlsConnectionDecryptorOptions {
+  /**
+   * NSS key log lines (`SSLKEYLOGFILE`, Node's `--tls-keylog`) for the TLS connections; a pcapng file's Decryption
+   * Secrets Blocks add theirs.
+   */
+  keyLog?: string | Uint8Array;
+  /**
+   * The most bytes of one direction that may wait for its reader, in bytes; a connection whose reader falls further
+   * behind is given up (a `problem`). Default {@linkcode DEFAULT_MAX_UNREAD_BYTES}.
+   */
+  maxUnreadBytes?: number;
+}
+
+/** One TCP connection of a capture, as the application bytes each peer sent. */
+export interface CapturedConnection {
+  /** The connection: its number and endpoints, the roles corrected by its bytes when they were guessed. */
+  readonly info: TcpConnectionInfo;
+  /** Whether the bytes below were decrypted (`"tls"`) or are as captured (`"plain"`). */
+  readonly transport: "tls" | "plain";
+  /** The bytes the client sent. A stream that fails with {@linkcode CaptureAbandoned} ends where decoding stopped. */
+  readonly clientToServer: ReadableStream<Uint8Array>;
+  /** The bytes the server sent. */
+  readonly serverToClient: ReadableStream<Uint8Array>;
+  /** The capture time of the bytes a reader of `direction` took last (see `ByteFeed`). */
+  timeOf(direction: TcpDirection): CaptureTime;
+  /** The TLS handshake's parameters, once known (ALPN: `"h2"` or `"http/1.1"`). */
+  readonly tls: TlsHandshakeEvent | undefined;
+}
+
+/** What {@linkcode captureConnections} hands on, in capture order. */
+export type CaptureConnectionEvent =
+  | { readonly kind: "connection"; readonly connection: CapturedConnection }
+  | {
+    readonly kind: "tls";
+    readonly connection: number;
+    readonly handshake: TlsHandshakeEvent;
+    readonly time: CaptureTime;
+  }
+  | {
+    readonly kind: "gap";
+    readonly connection: number;
+    readonly direction: TcpDirection;
+    readonly streamOffset: number;
+    readonly length: number;
+    readonly time: CaptureTime;
+  }
+  | {
+    readonly kind: "problem";
+    readonly connection: number | undefined;
+    readonly message: string;
+    readonly time: CaptureTime | undefined;
+  }
+  | {
+    readonly kind: "close";
+    readonly connection: number;
+    readonly reason: "fin" | "rst" | "reused" | "end";
+    readonly time: CaptureTime;
+  }
+  | {
+    readonly kind: "summary";
+    /** Packets read, and those skipped (not TCP, link types not read, damaged). */
+    readonly packets: number;
+    readonly skipped: Readonly<Record<string, number>>;
+    readonly connections: number;
+    readonly gaps: number;
+  };
+
+/**
+ * Why a connection's byte streams stopped before its end: the reason was reported as a `problem` already (a TLS
+ * fault, bytes lost from the capture, a reader too far behind), so a reader need not report it again.
+ */
+export class CaptureAbandoned extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CaptureAbandoned";
+  }
+}
+
+/** A connection being read: its classification, its feeds, its decryptor. */
+class Connection implements CapturedConnection {
+  info: TcpConnectionInfo;
+  transport: "tls" | "plain" = "plain";
+  tls: TlsHandshakeEvent | undefined;
+  /** Whether the connection was announced (its first bytes classified). */
+  announced = false;
+  /** The first bytes of each direction, by the reassembly's roles, until classified. */
+  readonly waiting: { client: Uint8Array[]; server: Uint8Array[] } = { client: [], server: [] };
+  waitingTime: CaptureTime;
+  /** Whether the roles are the reassembly's swapped. */
+  swapped = false;
+  readonly feeds: { client: ByteFeed; server: ByteFeed };
+  decryptor: TlsConnectionDecryptor | undefined;
+  /** TLS bytes pushed whose decryption has not finished, and the last push. */
+  decrypting = 0;
+  lastPush: Promise<void> = Promise.resolve();
+  abandoned = false;
+
+  constructor(info: TcpConnectionInfo) {
+    this.info = info;
+    this.waitingTime = info;
+    const time = { seconds: info.seconds, nanoseconds: info.nanoseconds };
+    this.feeds = { client: new ByteFeed(time), server: new ByteFeed(time) };
+  }
+
+  get clientToServer(): ReadableStream<Uint8Array> {
+    return this.feeds.client.stream;
+  }
+
+  get serverToClient(): ReadableStream<Uint8Array> {
+    return this.feeds.server.stream;
+  }
+
+  timeOf(direction: TcpDirection): CaptureTime {
+    return this.feeds[direction].time;
+  }
+
+  /** The role of bytes the reassembly says `direction` sent. */
+  roleOf(direction: TcpDirection): TcpDirection {
+    return this.swapped ? (direction === "client" ? "server" : "client") : direction;
+  }
+}
+
+const concat = (chunks: Uint8Array[]): Uint8Array => {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+};
+
+/**
+ * Reads a capture file (pcap or pcapng, as a stream: a file, stdin, a growing pipe) and hands on its TCP connections
+ * as they start, each as two byte streams (see {@linkcode CapturedConnection}), with the capture's TLS handshakes, gaps
+ * (bytes lost from the capture), problems and closes, and a summary at the end.
+ *
+ * - Layers: the capture file's records (a `DecodeError` for a malformed file, after everything before the fault),
+ *   link layer, IPv4/IPv6 (fragments reassembled), TCP reassembled per connection and direction.
+ * - A connection is announced once its first bytes say what it is: a TLS ClientHello or ServerHello, an HTTP/2
+ *   preface or SETTINGS, an HTTP/1.1 request or status line. Where the capture started mid-connection (roles guessed
+ *   by port numbers) and the bytes say otherwise, the roles are swapped.
+ * - TLS connections are decrypted with `options.keyLog` and the key logs in the file (pcapng Decryption Secrets
+ *   Blocks); a connection whose keys are missing or wrong, or whose handshake is not in the capture, gets a `problem`
+ *   naming it, and its streams end with a {@linkcode CaptureAbandoned}; the other connections go on.
+ * - A gap in a direction (bytes lost) ends that direction's stream there with a {@linkcode CaptureAbandoned}.
+ * - Nothing waits for a connection's readers: bytes not read yet are held (up to `maxUnreadBytes` per direction,
+ *   beyond which the connection is given up), so one connection never holds up another. Each connection's streams
+ *   must be read (or cancelled).
+ */
+export function captureConnections(
+  capture: ReadableStream<Uint8Array>,
+  options: CaptureConnectionsOptions = {},
+): ReadableStream<CaptureConnectionEvent> {
+  const keyLog = new KeyLog(options.keyLog);
+  const maxUnread = options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
+  const files = new CaptureFileDecoder(options);
+  const packets = new PacketDecoder(options);
+  const tcp = new TcpReassembler(options);
+  const connections = new Map<number, Connection>();
+  let packetCount = 0;
+  let tcpConnections = 0;
+  let gaps = 0;
+  let out!: ReadableStreamDefaultController<CaptureConnectionEvent>;
+  let resume: (() => void) | undefined;
+  const emit = (event: CaptureConnectionEvent) => out.enqueue(event);
+
+  const abandon = (c: Connection, message: string, time: CaptureTime | undefined) => {
+    if (c.abandoned) return;
+    c.abandoned = true;
+    emit({ kind: "problem", connection: c.info.id, message, time });
+    const reason = new CaptureAbandoned(`connection ${c.info.id}: ${message}`);
+    c.feeds.client.end(reason);
+    c.feeds.server.end(reason);
+  };
+
+  const feed = (c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime) => {
+    const target = c.feeds[role];
+    target.push(bytes, time);
+    if (target.unread > maxUnread && !target.cancelled) {
+      abandon(c, `its ${role}'s bytes were not read (over ${maxUnread} bytes waiting)`, time);
+    }
+  };
+
+  const onTls = (c: Connection, time: CaptureTime) => (event: TlsEvent) => {
+    if (c.abandoned) return;
+    switch (event.kind) {
+      case "handshake":
+        c.tls = event;
+        emit({ kind: "tls", connection: c.info.id, handshake: event, time });
+        break;
+      case "data":
+        feed(c, event.direction, event.bytes, time);
+        break;
+      case "alert":
+        break;
+      case "problem":
+        if (event.direction === undefined) abandon(c, `TLS: ${event.message}`, time);
+        else {
+          emit({ kind: "problem", connection: c.info.id, message: `TLS (${event.direction}): ${event.message}`, time });
+          c.feeds[event.direction].end(new CaptureAbandoned(`connection ${c.info.id}: ${event.message}`));
+        }
+    }
+  };
+
+  /** Passes bytes of `role` on: to the decryptor, or to the feed. */
+  const deliver = (c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime) => {
+    if (c.abandoned) return;
+    if (c.decryptor === undefined) {
+      feed(c, role, bytes, time);
+      return;
+    }
+    c.decrypting += bytes.length;
+    c.lastPush = c.decryptor.push(role, bytes, onTls(c, time)).then(
+      () => void (c.decrypting -= bytes.length),
+      (error) => abandon(c, `TLS: ${error instanceof Error ? error.message : String(error)}`, time),
+    );
+  };
+
+  /** Classifies a connection by its first bytes, once enough have come; then announces it and passes them on. */
+  const classify = (c: Connection, done: boolean) => {
+    const heads = { client: concat(c.waiting.client), server: concat(c.waiting.server) };
+    const enough = (b: Uint8Array) => b.length >= FIRST_BYTES_NEEDED;
+    const client = sideOfFirstBytes(heads.client);
+    const server = sideOfFirstBytes(heads.server);
+    if (!done && client.side === undefined && server.side === undefined) {
+      if (!enough(heads.client) && !enough(heads.server)) return; // wait for more
+    }
+    if (c.info.roles === "guessed" && (client.side === "server" || server.side === "client")) {
+      c.swapped = true;
+      const i = c.info;
+      c.info = { ...i, client: i.server, clientPort: i.serverPort, server: i.client, serverPort: i.clientPort };
+    }
+    c.transport = client.tls || server.tls ? "tls" : "plain";
+    if (c.transport === "tls") c.decryptor = new TlsConnectionDecryptor(keyLog, options);
+    c.announced = true;
+    emit({ kind: "connection", connection: c });
+    for (const direction of ["client", "server"] as const) {
+      const bytes = heads[direction];
+      if (bytes.length > 0) deliver(c, c.roleOf(direction), bytes, c.waitingTime);
+    }
+    c.waiting.client = [];
+    c.waiting.server = [];
+  };
+
+  const end = async (c: Connection) => {
+    if (!c.announced) classify(c, true);
+    if (c.decryptor !== undefined && !c.abandoned) {
+      const time = c.waitingTime;
+      await c.decryptor.end(onTls(c, time)).catch((error) => abandon(c, String(error), time));
+    }
+    c.feeds.client.end();
+    c.feeds.server.end();
+  };
+
+  const onTcp = (event: TcpStreamEvent): Promise<void> | void => {
+    switch (event.kind) {
+      case "open":
+        tcpConnections++;
+        connections.set(event.connection.id, new Connection(event.connection));
+        return;
+      case "data": {
+        const c = connections.get(event.connection)!;
+        c.waitingTime = event.time;
+        if (!c.announced) {
+          c.waiting[event.direction].push(event.bytes);
+          classify(c, false);
+          return;
+        }
+        deliver(c, c.roleOf(event.direction), event.bytes, event.time);
+        // Decryption is asynchronous: it is let catch up before much is pushed ahead of it.
+        if (c.decrypting > 1024 * 1024) return c.lastPush;
+        return;
+      }
+      case "gap": {
+        gaps++;
+        const c = connections.get(event.connection)!;
+        const role = c.roleOf(event.direction);
+        emit({
+          kind: "gap",
+          connection: event.connection,
+          direction: role,
+          streamOffset: event.streamOffset,
+          length: event.length,
+          time: event.time,
+        });
+        if (!c.announced) classify(c, true);
+        if (c.decryptor !== undefined) {
+          const time = event.time;
+          c.lastPush = c.decryptor.gap(role, event.length, onTls(c, time)).catch(() => {});
+        } else {
+          c.feeds[role].end(
+            new CaptureAbandoned(
+              `connection ${c.info.id}: ${event.length} bytes of the ${role}'s are missing from the capture at its ` +
+                `byte ${event.streamOffset}`,
+            ),
+          );
+        }
+        return;
+      }
+      case "close": {
+        const c = connections.get(event.connection)!;
+        connections.delete(event.connection);
+        return end(c).then(() =>
+          emit({ kind: "close", connection: c.info.id, reason: event.reason, time: event.time })
+        );
+      }
+    }
+  };
+
+  const run = async () => {
+    const tcpEvents: TcpStreamEvent[] = [];
+    const take = (e: TcpStreamEvent) => tcpEvents.push(e);
+    const handle = async () => {
+      for (let i = 0; i < tcpEvents.length; i++) {
+        const waited = onTcp(tcpEvents[i]);
+        if (waited !== undefined) await waited;
+      }
+      tcpEvents.length = 0;
+    };
+    const reader = capture.getReader();
+    try {
+      for (;;) {
+        // Back-pressure from the reader of the events.
+        while ((out.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (resume = resolve));
+        const { done, value } = await reader.read();
+        if (done) break;
+        files.push(value, (record) => {
+          if (record.kind === "secrets") {
+            if (record.secretsType === TLS_KEY_LOG_SECRETS) keyLog.add(record.data);
+            return;
+          }
+          packetCount++;
+          packets.push(record, (segment) => tcp.push(segment, take));
+        });
+        await handle();
+      }
+      files.finish();
+      tcp.finish(take);
+      await handle();
+    } catch (error) {
+      // A fault in the file: what came before it was handed on; the connections end where they are.
+      tcp.finish(take);
+      await handle().catch(() => {});
+      // Errored only once what came before the fault has been read (erroring drops what is queued).
+      while ((out.desiredSize ?? 0) < QUEUED_EVENTS) await new Promise<void>((resolve) => (resume = resolve));
+      out.error(error);
+      return;
+    }
+    const skipped = { ...packets.skipped } as Record<string, number>;
+    emit({ kind: "summary", packets: packetCount, skipped, connections: tcpConnections, gaps });
+    out.close();
+  };
+  return new ReadableStream<CaptureConnectionEvent>({
+    start(controller) {
+      out = controller;
+      void run();
+    },
+    pull() {
+      const wake = resume;
+      resume = undefined;
+      wake?.();
+    },
+  }, { highWaterMark: QUEUED_EVENTS });
+}
