@@ -4,17 +4,13 @@
  *
  * V8 tracks array literals (`[v]`, `[]`) and object literals with properties (`{ type, object }`) by allocation site:
  * when most objects of a site survive young-generation collections, as when a caller keeps every decoded object of an
- * initial list, V8 allocates that site's later objects directly in the old generation ("pretenuring"), and in Node 20
- * it does not go back when they stop surviving. Old-generation objects cost more to make and to fill field by field
- * (each store goes through the write barrier) and are freed only by full collections: after thousands of kept objects,
- * full decoding of a Pod ran 2-3x slower in Node 20 and Deno and 1.3x in Node 26 for the rest of the process, whether
- * or not the later objects were kept, and kept ones 1.6-3x slower in Node 26 and Deno (see the comment at
- * `checkDistinct`'s call in `bench/kubernetes_protobuf.bench.ts`). etcd's `WatchResponse` decoding ran 1.5-2x slower
- * in Node 20 and 1.6-1.8x in Node 26 and Deno after an initial sync's responses were kept (a probe decoding the
- * messages alone; see `initialSync` in `bench/etcd.bench.ts`). `{}` and
- * `new Array()` carry no allocation site that V8 pretenures, and cost the same as literals in V8 and JavaScriptCore.
- * What it gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation;
- * etcd responses all kept decode about 15% slower in Node 20 without it (within noise in Node 26, Deno and Bun).
+ * initial list, V8 allocates that site's later objects directly in the old generation ("pretenuring"), and may not go
+ * back when they stop surviving. Old-generation objects cost more to make and to fill field by field (each store goes
+ * through the write barrier) and are freed only by full collections, so after an informer's initial sync every later
+ * decoding is slower, whether or not its objects are kept. `{}` and `new Array()` carry no allocation site that V8
+ * pretenures, and cost the same as literals in V8 and JavaScriptCore. Kept because it buys far more than 10% on
+ * decoding after a sync whose objects are kept, in Node 20, Node 26 and Deno (bench/RESULTS.md, "Mechanisms"). What it
+ * gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation.
  *
  * Internal: used by the generated decoders (through `kubernetes/generated_runtime.ts`), the Kubernetes object and frame readers,
  * the lazy properties, the etcd decoder and the Kubernetes CBOR decoder.

@@ -81,7 +81,8 @@ export interface KubernetesProtobufOptions {
    *
    * - `"bounded"` (the default): views of those chunks only when they keep alive at most four times the object's size
    *   plus 32 KiB, else a copy of its own. Kept objects then cost memory in proportion to their size.
-   * - `"always"`: views of the chunks, never a copy of the object's bytes: faster (see `docs/performance.md`), for a
+   * - `"always"`: views of the chunks, never a copy of the object's bytes: faster (kept as an option because it buys
+   *   more than 10% on metadata mode's headline rows: bench/RESULTS.md, "Mechanisms"), for a
    *   consumer that keeps no object for long, such as a short-lived function or a tool that prints events, since one
    *   kept object keeps alive the whole chunk that holds it: a 64 KiB read for a 4 KB object.
    *

@@ -5,9 +5,9 @@
  * Why: `FieldsV1` is a tree of objects (`{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`) whose bytes repeat from
  * event to event and from object to object: every update of a Node by its kubelet carries the same status fields,
  * every Pod of a Deployment the same spec fields. Parsing it is most of the cost of a `metadata`, and parsing many
- * small texts is slow: a Node's three entries (747 bytes) take 3.6-4.4 µs to decode and `JSON.parse` in V8 and 2.0 µs
- * in JavaScriptCore, where making the same objects from their recorded keys takes 1.1-1.5 µs and 0.9 µs. So bytes seen
- * before give a new tree of new objects made from their recorded keys, with no decoding and no parsing.
+ * small texts is slow, slower than making the same objects from their recorded keys. So bytes seen before give a new
+ * tree of new objects made from their recorded keys, with no decoding and no parsing. Kept because it buys more than
+ * 10% on the headline decode rows of full mode (bench/RESULTS.md, "Mechanisms").
  *
  * Exactly `JSON.parse`'s result: a shape is recorded from what `JSON.parse` returned (keys in the order
  * `Object.keys` lists them, which assignment in the same order reproduces, integer-like keys included), only for trees
