@@ -4,7 +4,8 @@
 // What it needs and installs:
 // - Go (on these machines) and the Go module proxy: builds kube-apiserver and kubectl v1.37.2 and etcd v3.7.3 into
 //   ~/.cache/watchwire (scripts/kube/build.mjs; minutes, once per machine), and openssl for the test CA.
-// - Debian's chromium and firefox-esr for the browser checks: installed with apt-get when missing (as root).
+// - Debian's chromium and firefox-esr for the browser checks, and tcpdump, tshark and curl for the real captures:
+//   installed with apt-get when missing (as root).
 // Then it starts one kube-apiserver with etcd for the run (tests/servers/_cluster.ts attaches to it; a test that
 // needs other flags starts its own), runs tests/servers/ in Node, Deno and Bun, stops the server, and runs the
 // browser checks (scripts/browser-check.ts). `npm run test:servers -- node` runs one runtime and no browsers.
@@ -51,6 +52,8 @@ function aptInstall(packages) {
 
 need("go", ["version"], "to build kube-apiserver and etcd from the Go module proxy");
 need("openssl", ["version"], "to make the test CA and certificates");
+// tcpdump and tshark: the real captures of tests/servers/capture_real.test.ts; curl: its watching client.
+aptInstall([["tcpdump", "tcpdump"], ["tshark", "tshark"], ["curl", "curl"]]);
 if (browsers) aptInstall([["chromium", "chromium"], ["firefox-esr", "firefox-esr"]]);
 
 const started = Date.now();

@@ -4,6 +4,8 @@
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
 import process from "node:process";
+import v8 from "node:v8";
+import vm from "node:vm";
 import fc from "fast-check";
 import { DecodeError } from "../mod.ts";
 
@@ -216,4 +218,15 @@ export function runWithoutCodegen(child: string, root: string): Record<string, u
   const r = spawnSync(command[0], command.slice(1), { cwd: root, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`child exited ${r.status}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").pop()!);
+}
+
+/**
+ * A full garbage collection where the runtime offers one (Bun.gc; V8's, exposed here, in Node and Deno), for tests
+ * that check memory stays bounded.
+ */
+export function collectGarbage(): void {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  if (bun !== undefined) return bun.gc(true);
+  v8.setFlagsFromString("--expose-gc");
+  (vm.runInNewContext("gc") as () => void)();
 }

@@ -7,12 +7,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
+import process from "node:process";
 import { decodeWatchResponse } from "../src/watch/decode_watch_response.ts";
 import { type CaptureItem, decodeCapture, type DecodeCaptureOptions } from "../src/watch/decode_capture.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { DecodeError } from "../src/errors.ts";
 import { runCli } from "../src/cli/main.ts";
-import { bytewise, streamOf } from "./_util.ts";
+import { bytewise, collectGarbage, streamOf } from "./_util.ts";
 
 const dir = new URL("../fixtures/captures/", import.meta.url);
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
@@ -228,4 +229,139 @@ test("watchwire decode: a capture file with --keylog prints its events with time
   const table = await run(["decode", "--keylog", "keys", "-o", "table", "capture"]);
   assert.match(table.out.split("\n")[0], /^TIME\s+CONN\s+TYPE/);
   assert.match(table.out, /GET \/api\/v1\/namespaces\/default\/pods\?watch=1 \(HTTP\/2, stream 1\): 200/);
+});
+
+test("decodeCapture: events come as their packets are read, before the capture ends (a live pipe)", async () => {
+  const f = FIXTURES.find((x) => x.name === "tls13-h2-protobuf")!;
+  const bytes = read(f.file);
+  let feed!: ReadableStreamDefaultController<Uint8Array>;
+  const live = new ReadableStream<Uint8Array>({ start: (c) => void (feed = c) });
+  const reader = decodeCapture(live, { keyLog: f.keyLog, protobuf: { decoders: builtinDecoders } }).getReader();
+  // Most of the file, then a pause: an event must come while the capture is still open.
+  const half = Math.floor(bytes.length * 0.7);
+  feed.enqueue(bytes.slice(0, half));
+  const firstEvent = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return undefined;
+      if (value.kind === "event") return value;
+    }
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), 5000)));
+  const got = await Promise.race([firstEvent, timeout]);
+  clearTimeout(timer);
+  if (got === "timeout" || got === undefined) assert.fail("no event before the capture ended");
+  assert.equal(got.event.type, "ADDED");
+  feed.enqueue(bytes.slice(half));
+  feed.close();
+  let rest = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (value.kind === "event") rest++;
+  }
+  assert.equal(rest + 1, (await clientEvents(f)).length);
+});
+
+test("watchwire decode --proto: a file that cannot be found is a usage error (2) naming it", async () => {
+  let err = "";
+  const status = await runCli(["decode", "--proto", "missing.proto", "capture"], {
+    open: (path) =>
+      path === "capture" ? Promise.resolve(streamOf([read(FIXTURES[0].file)])) : Promise.reject(new Error("ENOENT")),
+    stdout: () => {},
+    stderr: (t) => void (err += t),
+    stdoutIsTerminal: false,
+    version: "0.0.0",
+  });
+  assert.equal(status, 2);
+  assert.match(err, /--proto: missing\.proto: not found/);
+});
+
+/**
+ * An endless pcap (link type raw IPv4, built by this test byte by byte): one TCP connection on which a client asks for
+ * a watch and the server answers with chunked JSON events without end.
+ */
+function endlessWatchCapture(): { source: ReadableStream<Uint8Array>; eventsPerPeriod: number } {
+  const u16 = (n: number) => [(n >>> 8) & 255, n & 255];
+  const u32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+  const le32 = (n: number) => u32(n).reverse();
+  const seq = { client: 1000, server: 5000 };
+  const packet = (from: "client" | "server", flags: number, payload: number[]): number[] => {
+    const [src, dst, sport, dport] = from === "client"
+      ? [[10, 0, 0, 1], [10, 0, 0, 2], 40000, 6443]
+      : [[10, 0, 0, 2], [10, 0, 0, 1], 6443, 40000];
+    const tcp = [
+      ...u16(sport),
+      ...u16(dport),
+      ...u32(seq[from]),
+      ...u32(seq[from === "client" ? "server" : "client"]),
+      0x50,
+      flags,
+      ...u16(65535),
+      0,
+      0,
+      0,
+      0,
+      ...payload,
+    ];
+    seq[from] = (seq[from] + payload.length + ((flags & 2) !== 0 ? 1 : 0)) >>> 0;
+    const ip = [0x45, 0, ...u16(20 + tcp.length), 0, 0, 0x40, 0, 64, 6, 0, 0, ...src, ...dst, ...tcp];
+    return [...le32(1_700_000_000), ...le32(0), ...le32(ip.length), ...le32(ip.length), ...ip];
+  };
+  const text = (s: string) => [...new TextEncoder().encode(s)];
+  const header = [...le32(0xa1b2c3d4), 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, ...le32(65535), ...le32(101)];
+  const start = [
+    ...header,
+    ...packet("client", 0x02, []),
+    ...packet("server", 0x12, []),
+    ...packet("client", 0x18, text("GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: k\r\n\r\n")),
+    ...packet(
+      "server",
+      0x18,
+      text("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"),
+    ),
+  ];
+  const eventsPerPeriod = 50;
+  let n = 0;
+  const period = () => {
+    const out: number[] = [];
+    for (let i = 0; i < eventsPerPeriod; i++) {
+      const line =
+        `{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"p${n++}","resourceVersion":"${n}"}}}\n`;
+      out.push(...packet("server", 0x18, text(`${line.length.toString(16)}\r\n${line}\r\n`)));
+    }
+    return Uint8Array.from(out);
+  };
+  let first = true;
+  const source = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(first ? Uint8Array.from(start) : period());
+      first = false;
+    },
+  }, { highWaterMark: 0 });
+  return { source, eventsPerPeriod };
+}
+
+test("decodeCapture: an endless capture of a watch runs in bounded memory, its events coming as it is read", async () => {
+  const { source } = endlessWatchCapture();
+  const reader = decodeCapture(source).getReader();
+  const heap: number[] = [];
+  let events = 0;
+  for (let round = 0; round < 6; round++) {
+    for (let k = 0; k < 10_000;) {
+      const { value } = await reader.read();
+      assert.ok(value !== undefined);
+      if (value.kind === "event") {
+        k++;
+        events++;
+      }
+    }
+    collectGarbage();
+    heap.push(process.memoryUsage().heapUsed);
+  }
+  await reader.cancel();
+  assert.equal(events, 60_000);
+  const growth = heap[heap.length - 1] - heap[1];
+  assert.ok(growth < 16 * 1024 * 1024, `heap grew by ${growth} bytes (${heap.join(", ")})`);
 });

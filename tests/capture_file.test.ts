@@ -9,8 +9,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import process from "node:process";
-import v8 from "node:v8";
-import vm from "node:vm";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
@@ -19,7 +17,18 @@ import { CaptureFileDecoder, DEFAULT_MAX_RECORD_BYTES } from "../src/capture/fil
 import { CaptureFileDecoderStream } from "../src/capture/file/capture_file_decoder_stream.ts";
 import { TimestampUnits } from "../src/capture/file/timestamp_units.ts";
 import { MAX_INTERFACES_PER_SECTION } from "../src/capture/file/pcapng_reader.ts";
-import { assertSplitInvariant, bytewise, concat, drain, endless, fromHex, splitAt, streamOf, within } from "./_util.ts";
+import {
+  assertSplitInvariant,
+  bytewise,
+  collectGarbage,
+  concat,
+  drain,
+  endless,
+  fromHex,
+  splitAt,
+  streamOf,
+  within,
+} from "./_util.ts";
 
 const decode = (options: { maxRecordBytes?: number } = {}) => (source: ReadableStream<Uint8Array>) =>
   source.pipeThrough(new CaptureFileDecoderStream(options));
@@ -872,14 +881,6 @@ test("capture file: too many interfaces in one section is refused (their table w
 });
 
 // ---- Bounded memory ----
-
-/** A full garbage collection where the runtime offers one (Bun.gc; V8's, exposed here, in Node and Deno). */
-function collectGarbage(): void {
-  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
-  if (bun !== undefined) return bun.gc(true);
-  v8.setFlagsFromString("--expose-gc");
-  (vm.runInNewContext("gc") as () => void)();
-}
 
 test("capture file: an endless stream of valid records runs in bounded memory (no growth with the count)", async () => {
   for (const format of ["pcap", "pcapng"] as const) {

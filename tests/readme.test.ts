@@ -42,9 +42,15 @@ const podJsonLines = () =>
 
 function serve(req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? "/", "http://x");
+  // The capture example's file and key log: tcpdump's capture of curl watching over TLS 1.2 (fixtures/README.md).
   if (url.pathname === "/capture") {
     res.writeHead(200, { "content-type": "application/octet-stream" });
-    res.end(readFileSync(join(fixtures, "node-http-watch.http")));
+    res.end(readFileSync(join(fixtures, "captures/capture-tls12-http1-json.pcap")));
+    return;
+  }
+  if (url.pathname === "/keys") {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end(readFileSync(join(fixtures, "captures/capture-tls12-http1-json.keys.txt")));
     return;
   }
   if (req.headers.authorization !== `Bearer ${TOKEN}`) {
@@ -78,9 +84,9 @@ function expectedOutput(index: number): string[] {
       return untilError.map((e) => `${e.type} ${e.object.metadata?.name}`);
     case 2: // protobuf, metadata mode: type, name, and whether the decoded object has a spec
       return untilError.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.spec !== undefined}`);
-    case 3: // a capture: every event's type
-      return readFileSync(join(fixtures, "node-http-watch.events.ndjson"), "utf8").split("\n").filter(Boolean)
-        .map((line) => JSON.parse(line).event.type);
+    case 3: // a capture: every event's connection and type, as curl received them
+      return readFileSync(join(fixtures, "captures/capture-tls12-http1-json.body"), "utf8").split("\n").filter(Boolean)
+        .map((line) => `1 ${JSON.parse(line).type}`);
     default:
       throw new Error(`no expected output for README example ${index}`);
   }
@@ -112,7 +118,8 @@ test("README: its TypeScript examples type-check and print what their events say
       ].join("\n");
       const body = ENTRY_POINTS
         .reduce((text, [entry, source]) => text.replaceAll(`from "${entry}"`, `from "../../${source}"`), code)
-        .replaceAll(`"file-or-url"`, JSON.stringify(`${base}/capture`));
+        .replaceAll(`"file-or-url"`, JSON.stringify(`${base}/capture`))
+        .replaceAll(`"keys-url"`, JSON.stringify(`${base}/keys`));
       // The imports stay first; the prelude follows them.
       const imports = body.match(/^(import[\s\S]*?;\n)+/)?.[0] ?? "";
       writeFileSync(file, `${imports}${prelude}\n${body.slice(imports.length)}\nexport {};\n`);

@@ -29,11 +29,16 @@ export class ByteFeed {
   #cancelled = false;
   #wake: (() => void) | undefined;
 
-  constructor(time: CaptureTime) {
+  readonly #taken: (bytes: number) => void;
+
+  /** `taken` is told of the bytes each time the reader takes a chunk (the capture's back-pressure watches it). */
+  constructor(time: CaptureTime, taken: (bytes: number) => void = () => {}) {
     this.#time = time;
+    this.#taken = taken;
     this.stream = new ReadableStream<Uint8Array>({
       pull: (controller) => this.#pull(controller),
       cancel: () => {
+        this.#taken(this.#unread);
         this.#cancelled = true;
         this.#queue = [];
         this.#head = 0;
@@ -91,6 +96,7 @@ export class ByteFeed {
       this.#unread -= chunk.bytes.length;
       this.#time = chunk.time;
       controller.enqueue(chunk.bytes);
+      this.#taken(chunk.bytes.length);
       return;
     }
     const { error } = this.#ended!;

@@ -17,6 +17,9 @@ import { FIRST_BYTES_NEEDED, sideOfFirstBytes } from "./first_bytes.ts";
 /** A pcapng Decryption Secrets Block's type for an NSS key log ("TLSK"). */
 const TLS_KEY_LOG_SECRETS = 0x544c534b;
 
+/** How far (in bytes not yet taken by the connections' readers) the capture is read ahead of them. */
+const READ_AHEAD_BYTES = 1024 * 1024;
+
 /** Events queued for the reader before the capture is read further. */
 const QUEUED_EVENTS = 16;
 
@@ -122,11 +125,11 @@ class Connection implements CapturedConnection {
   lastPush: Promise<void> = Promise.resolve();
   abandoned = false;
 
-  constructor(info: TcpConnectionInfo) {
+  constructor(info: TcpConnectionInfo, taken: (bytes: number) => void) {
     this.info = info;
     this.waitingTime = info;
     const time = { seconds: info.seconds, nanoseconds: info.nanoseconds };
-    this.feeds = { client: new ByteFeed(time), server: new ByteFeed(time) };
+    this.feeds = { client: new ByteFeed(time, taken), server: new ByteFeed(time, taken) };
   }
 
   get clientToServer(): ReadableStream<Uint8Array> {
@@ -186,12 +189,42 @@ export function captureConnections(
   const packets = new PacketDecoder(options);
   const tcp = new TcpReassembler(options);
   const connections = new Map<number, Connection>();
+  // Back-pressure: bytes pushed to the connections' readers and not taken yet, and a wake-up when they take some.
+  let unread = 0;
+  let progressed: (() => void) | undefined;
+  const taken = (bytes: number) => {
+    unread -= bytes;
+    const wake = progressed;
+    progressed = undefined;
+    wake?.();
+  };
+  /**
+   * Waits while the readers hold more than READ_AHEAD_BYTES unread and are taking them: the capture is read no further
+   * ahead of them than that. A reader that takes nothing while the capture's next bytes are unread may be waiting for
+   * those very bytes (a response waits for its request's end): reading goes on then, up to `maxUnreadBytes`.
+   */
+  const caughtUp = async () => {
+    while (unread > READ_AHEAD_BYTES) {
+      let tick: ReturnType<typeof setTimeout> | undefined;
+      const moved = await Promise.race([
+        new Promise<boolean>((resolve) => (progressed = () => resolve(true))),
+        new Promise<boolean>((resolve) => (tick = setTimeout(() => resolve(false), 0))),
+      ]);
+      clearTimeout(tick);
+      progressed = undefined;
+      if (!moved) return;
+    }
+  };
   let packetCount = 0;
   let tcpConnections = 0;
   let gaps = 0;
   let out!: ReadableStreamDefaultController<CaptureConnectionEvent>;
+  let cancelled = false;
+  let captureReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let resume: (() => void) | undefined;
-  const emit = (event: CaptureConnectionEvent) => out.enqueue(event);
+  const emit = (event: CaptureConnectionEvent) => {
+    if (!cancelled) out.enqueue(event);
+  };
 
   const abandon = (c: Connection, message: string, time: CaptureTime | undefined) => {
     if (c.abandoned) return;
@@ -204,6 +237,7 @@ export function captureConnections(
 
   const feed = (c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime) => {
     const target = c.feeds[role];
+    if (!target.cancelled) unread += bytes.length;
     target.push(bytes, time);
     if (target.unread > maxUnread && !target.cancelled) {
       abandon(c, `its ${role}'s bytes were not read (over ${maxUnread} bytes waiting)`, time);
@@ -285,7 +319,7 @@ export function captureConnections(
     switch (event.kind) {
       case "open":
         tcpConnections++;
-        connections.set(event.connection.id, new Connection(event.connection));
+        connections.set(event.connection.id, new Connection(event.connection, taken));
         return;
       case "data": {
         const c = connections.get(event.connection)!;
@@ -347,11 +381,14 @@ export function captureConnections(
       tcpEvents.length = 0;
     };
     const reader = capture.getReader();
+    captureReader = reader;
     try {
       for (;;) {
         // Back-pressure from the reader of the events.
-        while ((out.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (resume = resolve));
+        while ((out.desiredSize ?? 1) <= 0 && !cancelled) await new Promise<void>((resolve) => (resume = resolve));
+        if (cancelled) return;
         const { done, value } = await reader.read();
+        if (cancelled) return;
         if (done) break;
         files.push(value, (record) => {
           if (record.kind === "secrets") {
@@ -362,11 +399,13 @@ export function captureConnections(
           packets.push(record, (segment) => tcp.push(segment, take));
         });
         await handle();
+        await caughtUp();
       }
       files.finish();
       tcp.finish(take);
       await handle();
     } catch (error) {
+      if (cancelled) return;
       // A fault in the file: what came before it was handed on; the connections end where they are.
       tcp.finish(take);
       await handle().catch(() => {});
@@ -388,6 +427,18 @@ export function captureConnections(
       const wake = resume;
       resume = undefined;
       wake?.();
+    },
+    async cancel(reason) {
+      // The reader is done: the capture is read no further, and each connection's streams end.
+      cancelled = true;
+      const wake = resume;
+      resume = undefined;
+      wake?.();
+      for (const c of connections.values()) {
+        c.feeds.client.end(new CaptureAbandoned("the capture's reader cancelled it"));
+        c.feeds.server.end(new CaptureAbandoned("the capture's reader cancelled it"));
+      }
+      await captureReader?.cancel(reason);
     },
   }, { highWaterMark: QUEUED_EVENTS });
 }

@@ -11,6 +11,7 @@ import { builtinDecoders } from "../codec/kubernetes/generated/all.ts";
 import { etcdEventToJson } from "../codec/etcd/etcd_watch_decoder_stream.ts";
 import { formatEtcdTableRow } from "./etcd.ts";
 import { formatTableRow } from "./format.ts";
+import type { GrpcResponseDecoders } from "./proto_files.ts";
 
 /** What a capture's decoding needs of the command's options. */
 export interface CaptureCliOptions {
@@ -22,6 +23,8 @@ export interface CaptureCliOptions {
   connections: number[];
   /** `--resource TEXT`: only events of requests whose path holds TEXT. */
   resource: string | undefined;
+  /** `--proto FILE`, `--proto-path DIR`: the decoders of other gRPC calls' responses, made from these. */
+  grpc: GrpcResponseDecoders | undefined;
 }
 
 /** Where lines go: stdout lines, stderr notes, and a flush (lines are written in blocks). */
@@ -73,6 +76,7 @@ export async function decodeCaptureFile(
       keyLog: options.keyLog,
       maxEventBytes: options.maxEventBytes,
       protobuf: { decoders: builtinDecoders },
+      grpc: options.grpc,
     });
     for await (const item of items) {
       switch (item.kind) {
@@ -104,6 +108,22 @@ export async function decodeCaptureFile(
                 stream: item.stream,
                 path: item.path,
                 ...etcdEventToJson(item.event),
+              }),
+          );
+          break;
+        case "grpc":
+          if (!wanted(item.connection, item.path)) break;
+          await print(
+            options.output === "table"
+              ? `${formatCaptureTime(item.time)}  ${String(item.connection).padStart(4)}  ${item.path} ${
+                JSON.stringify(item.message)
+              }`
+              : JSON.stringify({
+                time: formatCaptureTime(item.time),
+                connection: item.connection,
+                stream: item.stream,
+                path: item.path,
+                message: item.message,
               }),
           );
           break;

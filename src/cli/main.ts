@@ -39,6 +39,7 @@ import {
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
 import { type CaptureOutput, decodeCaptureFile, isCaptureFile } from "./capture.ts";
+import { type GrpcResponseDecoders, loadProtoFiles } from "./proto_files.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
 import type { ClusterConnection } from "../cluster/cluster_config.ts";
 import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./watch.ts";
@@ -110,13 +111,17 @@ export interface CliHost {
  * ```
  */
 export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload kubernetes|etcd] [--content-type TYPE]
-                       [--max-event-bytes N] [--request FILE] FILE...
+                       [--max-event-bytes N] [--request FILE] [--keylog FILE] [--connection N]
+                       [--resource TEXT] [--proto FILE]... [--proto-path DIR]... FILE...
        watchwire watch [--kubeconfig FILE] [--context NAME] [-n NAMESPACE | -A] [-l SELECTOR]
                        [--field-selector SELECTOR] [--format protobuf|json] [--metadata-only]
                        [--output table|ndjson] [--state FILE] RESOURCE
 
 Decodes what a Kubernetes (or etcd) watch client received and prints its events.
-FILE (or - for standard input) is either the raw server-to-client bytes of an HTTP/1.1 connection
+FILE (or - for standard input) is a capture file (pcap or pcapng, as tcpdump or Wireshark write it:
+every watch of every connection in it, TLS decrypted with --keylog or the file's own key log, each
+event with its capture time and connection; tcpdump -w - | watchwire decode - prints them live), or
+the raw server-to-client bytes of an HTTP/1.1 connection
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
 preface; one watch per stream, in the order the streams started; gzip and deflate bodies decoded), or a
@@ -134,6 +139,13 @@ bare watch body (newline-delimited JSON, or a Kubernetes protobuf watch: detecte
                               the method and target); an HTTP/1.1 response to HEAD has no body and a
                               2xx response to CONNECT starts a tunnel; an HTTP/2 stream whose :path
                               is /etcdserverpb.Watch/Watch is read as an etcd watch
+  --keylog FILE               a capture's TLS key log (NSS format: SSLKEYLOGFILE, Node's --tls-keylog)
+  --connection N              a capture's events of connection N only (repeatable; numbered from 1 in
+                              the order connections first appear)
+  --resource TEXT             a capture's events of requests whose path holds TEXT (e.g. /pods)
+  --proto FILE, --proto-path DIR
+                              .proto files (and where their imports are): a capture's gRPC calls they
+                              define (other than etcd's Watch) print their response messages as JSON
   --payload kubernetes|etcd   kubernetes (default): watch bodies are Kubernetes JSON watches, except
                               etcd Watch calls known by their :path; etcd: every gRPC stream of an
                               HTTP/2 capture (and a bare FILE) is an etcd Watch response stream
@@ -202,6 +214,9 @@ interface Options {
   connections: number[];
   /** `--resource TEXT`: a capture's requests to print, by their path. */
   resource: string | undefined;
+  /** `--proto FILE` (repeatable) and `--proto-path DIR` (repeatable): the `.proto` files of a capture's gRPC calls. */
+  protoFiles: string[];
+  protoPaths: string[];
   files: string[];
 }
 
@@ -221,6 +236,8 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
     keyLog: undefined,
     connections: [],
     resource: undefined,
+    protoFiles: [],
+    protoPaths: [],
     files: [],
   };
   for (let i = 1; i < args.length; i++) {
@@ -276,6 +293,12 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
       }
       case "--resource":
         options.resource = value();
+        break;
+      case "--proto":
+        options.protoFiles.push(value());
+        break;
+      case "--proto-path":
+        options.protoPaths.push(value());
         break;
       default:
         if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
@@ -351,6 +374,22 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
     if (stream === undefined) return 2;
     keyLog = await new Response(stream).text();
   }
+  let grpc: GrpcResponseDecoders | undefined;
+  if (options.protoFiles.length > 0) {
+    const readText = async (path: string) => {
+      try {
+        return await new Response(await host.open(path)).text();
+      } catch {
+        return undefined;
+      }
+    };
+    try {
+      grpc = await loadProtoFiles(options.protoFiles, options.protoPaths, readText);
+    } catch (error) {
+      await out.note(`watchwire: --proto: ${error instanceof Error ? error.message : String(error)}`);
+      return 2;
+    }
+  }
   for (const file of options.files) {
     const input = await open(file);
     if (input === undefined) return 2;
@@ -362,7 +401,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
         return 2;
       }
     }
-    const status = await decodeFile(file, input, options, out, request, keyLog);
+    const status = await decodeFile(file, input, options, out, request, keyLog, grpc);
     if (status !== 0) return status;
   }
   await out.flush();
@@ -457,6 +496,7 @@ async function decodeFile(
   out: OutputBuffer,
   request: ReadableStream<Uint8Array> | undefined,
   keyLog?: string,
+  grpc?: GrpcResponseDecoders,
 ): Promise<number> {
   let peeked: Awaited<ReturnType<typeof peek>>;
   try {
@@ -475,7 +515,7 @@ async function decodeFile(
       note: (text) => out.note(text),
       flush: () => out.flush(),
     };
-    return await decodeCaptureFile(file, stream, { ...options, keyLog }, lines);
+    return await decodeCaptureFile(file, stream, { ...options, keyLog, grpc }, lines);
   }
   let start = 0;
   while (start < head.length && (head[start] === 13 || head[start] === 10)) start++;

@@ -41,7 +41,14 @@ import { type DecodeWatchOptions, decodeWatchResponse } from "./decode_watch_res
  * console.log(Object.keys(options).length); // 3
  * ```
  */
-export interface DecodeCaptureOptions extends CaptureConnectionsOptions, DecodeWatchOptions {}
+export interface DecodeCaptureOptions extends CaptureConnectionsOptions, DecodeWatchOptions {
+  /**
+   * The decoder of a gRPC method's response messages by its path (`/pkg.Service/Method`), for gRPC calls other than
+   * etcd's Watch (which is always decoded): its messages come as `grpc` items. `watchwire decode --proto FILE` makes it
+   * from the user's `.proto` files.
+   */
+  grpc?: (path: string) => ((message: Uint8Array, offset: number) => unknown) | undefined;
+}
 
 /**
  * Where an item of a capture comes from: a connection, and (for HTTP) its request.
@@ -119,6 +126,8 @@ export type CaptureItem =
   })
   /** A Kubernetes watch event (JSON or protobuf). */
   | (CaptureOrigin & { readonly kind: "event"; readonly event: WatchEvent<unknown>; readonly time: CaptureTime })
+  /** A response message of another gRPC call, decoded by `options.grpc`. */
+  | (CaptureOrigin & { readonly kind: "grpc"; readonly message: unknown; readonly time: CaptureTime })
   /** An etcd watch event (gRPC `etcdserverpb.Watch/Watch`). */
   | (CaptureOrigin & { readonly kind: "etcd"; readonly event: EtcdEvent; readonly time: CaptureTime })
   /** Bytes lost from the capture. */
@@ -213,10 +222,14 @@ export function decodeCapture(
   options: DecodeCaptureOptions = {},
 ): ReadableStream<CaptureItem> {
   let out!: ReadableStreamDefaultController<CaptureItem>;
+  let cancelled = false;
   let responses = 0;
   let events = 0;
   const tasks = new Set<Promise<void>>();
-  const emit = (item: CaptureItem) => out.enqueue(item);
+  // Nothing more once the reader cancelled: the connections' readers wind down on their own.
+  const emit = (item: CaptureItem) => {
+    if (!cancelled) out.enqueue(item);
+  };
   const problem = (connection: number | undefined, message: string) => emit({ kind: "problem", connection, message });
   const describe = (error: unknown) =>
     error instanceof DecodeError
@@ -258,6 +271,28 @@ export function decodeCapture(
           events++;
           emit({ ...origin, kind: "etcd", event, time: c.timeOf("server") });
         }
+      }
+    } catch (error) {
+      if (!(error instanceof CaptureAbandoned)) problem(c.info.id, `${where(origin)}: ${describe(error)}`);
+    }
+  };
+
+  const readGrpc = async (
+    c: CapturedConnection,
+    origin: CaptureOrigin,
+    exchange: Http2Exchange,
+    decode: (message: Uint8Array, offset: number) => unknown,
+  ) => {
+    try {
+      const encoding = (header(exchange.response.headers, "grpc-encoding") ?? "identity").trim().toLowerCase();
+      if (encoding !== "identity" && encoding !== "gzip") {
+        throw new DecodeError("ENCODING_UNSUPPORTED", 0, `grpc-encoding ${JSON.stringify(encoding)} is not supported`);
+      }
+      const messages = exchange.response.body.pipeThrough(
+        new GrpcMessageDecoderStream({ encoding, maxEventBytes: options.maxEventBytes }),
+      );
+      for await (const message of messages) {
+        emit({ ...origin, kind: "grpc", message: decode(message.data, message.offset + 5), time: c.timeOf("server") });
       }
     } catch (error) {
       if (!(error instanceof CaptureAbandoned)) problem(c.info.id, `${where(origin)}: ${describe(error)}`);
@@ -313,7 +348,12 @@ export function decodeCapture(
         path: request?.path,
       };
       const etcd = request?.path === ETCD_WATCH_PATH;
-      const watch = etcd || (response.headers !== undefined && isWatch(request?.path, contentType));
+      const grpc = !etcd && request?.path !== undefined && contentType !== undefined &&
+          /^application\/grpc(?:[+;]|$)/i.test(contentType)
+        ? options.grpc?.(request.path)
+        : undefined;
+      const watch = etcd || grpc !== undefined ||
+        (response.headers !== undefined && isWatch(request?.path, contentType));
       responses++;
       emit({
         ...origin,
@@ -326,6 +366,7 @@ export function decodeCapture(
       });
       // Each stream's body is read as soon as the stream starts: one left unread would hold up the others.
       if (etcd) streams.push(readEtcd(c, origin, exchange));
+      else if (grpc !== undefined) streams.push(readGrpc(c, origin, exchange, grpc));
       else if (watch) {
         let source: Response;
         try {
@@ -461,17 +502,25 @@ export function decodeCapture(
   let resume: (() => void) | undefined;
   /** Until the reader has taken what is queued down to `left` items. */
   const drained = async (left: number) => {
-    while ((out.desiredSize ?? 0) < QUEUED_ITEMS - left) await new Promise<void>((resolve) => (resume = resolve));
+    while ((out.desiredSize ?? 0) < QUEUED_ITEMS - left && !cancelled) {
+      await new Promise<void>((resolve) => (resume = resolve));
+    }
   };
+  const connections = captureConnections(capture, options).getReader();
   const run = async () => {
     try {
-      for await (const event of captureConnections(capture, options)) {
+      for (;;) {
+        const { done, value: event } = await connections.read();
+        if (done || cancelled) break;
         if (event.kind === "summary") summary = event;
         else onConnectionEvent(event);
         // Back-pressure: the capture is read on only once the reader has taken most of what is queued.
         await drained(QUEUED_ITEMS);
+        if (cancelled) return;
       }
+      if (cancelled) return;
     } catch (error) {
+      if (cancelled) return;
       await Promise.allSettled([...tasks]);
       // Errored only once what came before the fault has been read (erroring drops what is queued).
       await drained(0);
@@ -495,6 +544,13 @@ export function decodeCapture(
       const wake = resume;
       resume = undefined;
       wake?.();
+    },
+    async cancel(reason) {
+      cancelled = true;
+      const wake = resume;
+      resume = undefined;
+      wake?.();
+      await connections.cancel(reason);
     },
   }, { highWaterMark: QUEUED_ITEMS });
 }

@@ -1,0 +1,162 @@
+/**
+ * Issue 38's capture benchmark: events per second from a large capture file (TLS 1.3, HTTP/2, many connections, each a
+ * Kubernetes protobuf watch) through `decodeCapture`, against tshark dissecting the same file (its own TCP reassembly
+ * and TLS decryption, down to HTTP/2 DATA), in one run; and this process's peak memory, which must stay bounded
+ * whatever the file's size.
+ *
+ *   node --import tsx bench/capture_vs_tshark.ts [--mb 256] [--connections 8] [--keep]
+ *
+ * Making the capture (once, kept in .cache/capture-bench/ with `--keep`): a node:http2 secure server streams the refgen
+ * fixture's Pod watch frames (fixtures/kubernetes/streams/v1.Pod.pb, repeated) to `--connections` curl clients at once
+ * (`--http2 --tlsv1.3`, SSLKEYLOGFILE), while `tcpdump -i lo -U --immediate-mode` writes the packets, until the file
+ * holds `--mb` MiB. Needs tcpdump, tshark, curl and openssl, and root.
+ *
+ * Timed: `decodeCapture` of the file read as a stream (64 KiB reads), events counted; and
+ * `tshark -r FILE -o tls.keylog_file:KEYS -Y http2.data.data -T fields -e http2.streamid` (output discarded), which
+ * reassembles, decrypts and dissects every packet to its HTTP/2 DATA. Prints one JSON line: events, seconds, events/s of
+ * each, the ratio, and this process's peak RSS (`process.resourceUsage().maxRSS`) against the file's size.
+ *
+ * @module
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import process from "node:process";
+import { decodeCapture } from "../capture.ts";
+import { builtinDecoders } from "../kubernetes.ts";
+import { log } from "./harness.ts";
+
+function flag(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at < 0 ? fallback : process.argv[at + 1];
+}
+
+const MB = Number(flag("mb", "256"));
+const CONNECTIONS = Number(flag("connections", "8"));
+const dir = ".cache/capture-bench";
+const pcap = join(dir, `watch-${MB}mb-${CONNECTIONS}c.pcap`);
+const keys = join(dir, `watch-${MB}mb-${CONNECTIONS}c.keys.txt`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function record(): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const key = join(dir, "server.key");
+  const cert = join(dir, "server.crt");
+  execFileSync("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    key,
+    "-out",
+    cert,
+    "-days",
+    "2",
+    "-subj",
+    "/CN=watchwire.test",
+  ], { stdio: "ignore" });
+  const stream = readFileSync(new URL("../fixtures/kubernetes/streams/v1.Pod.pb", import.meta.url));
+  let stop = false;
+  const server = http2.createSecureServer(
+    { key: readFileSync(key), cert: readFileSync(cert) },
+    (_request, response) => {
+      response.writeHead(200, { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" });
+      const write = () => {
+        while (!stop && response.write(stream));
+        if (stop) response.end();
+        else response.once("drain", write);
+      };
+      write();
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const tcpdump = spawn("tcpdump", ["-i", "lo", "-U", "--immediate-mode", "-w", pcap, `tcp port ${port}`], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  await new Promise<void>((resolve) => tcpdump.stderr.on("data", (d) => String(d).includes("listening") && resolve()));
+  const clients = Array.from({ length: CONNECTIONS }, () =>
+    spawn("curl", [
+      "-s",
+      "-k",
+      "--http2",
+      "--tlsv1.3",
+      "-o",
+      "/dev/null",
+      `https://127.0.0.1:${port}/api/v1/namespaces/default/pods?watch=1`,
+    ], { stdio: "ignore", env: { ...process.env, SSLKEYLOGFILE: keys } }));
+  while (!existsSync(pcap) || statSync(pcap).size < MB * 1024 * 1024) await sleep(200);
+  stop = true;
+  for (const c of clients) c.kill("SIGINT");
+  await sleep(1000);
+  tcpdump.kill("SIGINT");
+  await new Promise((resolve) => tcpdump.on("exit", resolve));
+  server.close();
+}
+
+if (!existsSync(pcap)) {
+  log(`recording ${pcap}`);
+  await record();
+}
+const bytes = statSync(pcap).size;
+log(`${pcap}: ${(bytes / 1048576).toFixed(0)} MiB`);
+
+// watchwire.
+const t0 = performance.now();
+let events = 0;
+const items = decodeCapture(
+  Readable.toWeb(createReadStream(pcap, { highWaterMark: 64 * 1024 })) as ReadableStream<Uint8Array>,
+  {
+    keyLog: readFileSync(keys, "utf8"),
+    protobuf: { decoders: builtinDecoders },
+  },
+);
+let problems = 0;
+for await (const item of items) {
+  if (item.kind === "event") events++;
+  else if (item.kind === "problem") problems++;
+}
+const ours = (performance.now() - t0) / 1000;
+const maxRss = process.resourceUsage().maxRSS * 1024;
+log(`watchwire: ${events} events in ${ours.toFixed(1)} s (${problems} problems)`);
+
+// tshark, to HTTP/2 DATA.
+const t1 = performance.now();
+const tshark = spawnSync("tshark", [
+  "-r",
+  pcap,
+  "-o",
+  `tls.keylog_file:${keys}`,
+  "-Y",
+  "http2.data.data",
+  "-T",
+  "fields",
+  "-e",
+  "http2.streamid",
+], { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 30 });
+const theirs = (performance.now() - t1) / 1000;
+const dataFrames = String(tshark.stdout).split("\n").filter((l) => l !== "").length;
+log(`tshark: ${dataFrames} HTTP/2 DATA frames in ${theirs.toFixed(1)} s`);
+
+const result = {
+  file: pcap,
+  bytes,
+  connections: CONNECTIONS,
+  events,
+  watchwireSeconds: ours,
+  watchwireEventsPerSecond: events / ours,
+  tsharkSeconds: theirs,
+  tsharkDataFrames: dataFrames,
+  tsharkEventsPerSecond: events / theirs,
+  ratio: theirs / ours,
+  maxRssBytes: maxRss,
+};
+if (process.argv.includes("--keep")) writeFileSync(join(dir, "result.json"), JSON.stringify(result, null, 2));
+console.log(JSON.stringify(result));
