@@ -177,7 +177,8 @@ const concat = (chunks: Uint8Array[]): Uint8Array => {
  * - A gap in a direction (bytes lost) ends that direction's stream there with a {@linkcode CaptureAbandoned}.
  * - Nothing waits for a connection's readers: bytes not read yet are held (up to `maxUnreadBytes` per direction,
  *   beyond which the connection is given up), so one connection never holds up another. Each connection's streams
- *   must be read (or cancelled).
+ *   must be read (or cancelled), beside the events rather than in the loop that reads them: the capture is read on
+ *   only as its events are.
  */
 export function captureConnections(
   capture: ReadableStream<Uint8Array>,

@@ -18,7 +18,8 @@ import { type CaptureItem, decodeCapture } from "../../src/watch/decode_capture.
 import { captureConnections } from "../../src/capture/capture_connections.ts";
 import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
 import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
-import { kubectl, namespaceName, sharedCluster } from "./_cluster.ts";
+import { kubectl, namespaceName, ownCluster, sharedCluster } from "./_cluster.ts";
+import { freePort } from "../../scripts/free-port.mjs";
 
 const hexOf = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,27 +95,28 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
   skip: hasTools ? false : "needs tcpdump, tshark and curl (npm run test:servers installs them)",
   timeout: 120_000,
 }, async () => {
-  const cluster = await sharedCluster();
-  const apiPort = new URL(cluster.server).port;
-  const etcdPort = new URL(cluster.etcdUrl).port;
+  const dir = mkdtempSync(join(tmpdir(), "watchwire-capture-"));
+  const pcap = join(dir, "capture.pcap");
+  // A cluster of its own, captured from before it starts: the apiserver's connections to etcd (HTTP/2, whose header
+  // compression needs the connection's start) are in the capture from their first byte. Its ports are chosen first,
+  // for the capture's filter; a 64 MiB buffer, so that the kernel drops nothing while the cluster starts.
+  const [apiPort, etcdPort] = [await freePort(), await freePort()];
+  const tcpdump = spawn("tcpdump", [
+    "-i",
+    "lo",
+    "-U",
+    "--immediate-mode",
+    "-B",
+    "65536",
+    "-w",
+    pcap,
+    `tcp port ${apiPort} or tcp port ${etcdPort}`,
+  ], { stdio: ["ignore", "ignore", "pipe"] });
+  await new Promise<void>((resolve) => tcpdump.stderr!.on("data", (d) => String(d).includes("listening") && resolve()));
+  const cluster = await ownCluster({ securePort: apiPort, etcdPort });
   const namespace = namespaceName("capture");
   kubectl(cluster, ["create", "namespace", namespace]);
-  const dir = mkdtempSync(join(tmpdir(), "watchwire-capture-"));
   try {
-    const pcap = join(dir, "capture.pcap");
-    const tcpdump = spawn("tcpdump", [
-      "-i",
-      "lo",
-      "-U",
-      "--immediate-mode",
-      "-w",
-      pcap,
-      `tcp port ${apiPort} or tcp port ${etcdPort}`,
-    ], { stdio: ["ignore", "ignore", "pipe"] });
-    await new Promise<void>((resolve) =>
-      tcpdump.stderr!.on("data", (d) => String(d).includes("listening") && resolve())
-    );
-
     const url = `${cluster.server}/api/v1/namespaces/${namespace}/configmaps?watch=1`;
     const files = WATCHERS.map((w, i) => ({
       w,
@@ -144,6 +146,13 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
 
     const capture = new Uint8Array(readFileSync(pcap));
     const keyLog = files.map((f) => readFileSync(f.keys, "utf8")).join("");
+    // To look at a failure with tshark: the capture, its key log and what each client received, kept in this folder.
+    const keep = process.env.WATCHWIRE_KEEP_CAPTURE;
+    if (keep) {
+      spawnSync("mkdir", ["-p", keep]);
+      spawnSync("cp", ["-r", dir + "/.", keep]);
+      writeFileSync(join(keep, "all.keys"), keyLog);
+    }
     const items: CaptureItem[] = [];
     for await (
       const item of decodeCapture(new Blob([capture]).stream(), { keyLog, protobuf: { decoders: builtinDecoders } })
@@ -178,7 +187,19 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
     const keys = items.filter((i) => i.kind === "etcd").map((i) => i.kind === "etcd" ? i.event : undefined)
       .map((e) => `${e!.type} ${new TextDecoder().decode(e!.kv.key)}`);
     for (const name of ["cm-0", "cm-1", "cm-2"]) {
-      assert.ok(keys.includes(`PUT /registry/configmaps/${namespace}/${name}`), `etcd PUT of ${name}`);
+      assert.ok(
+        keys.includes(`PUT /registry/configmaps/${namespace}/${name}`),
+        `etcd PUT of ${name}; etcd events: ${keys.slice(0, 5).join(", ")}...; responses: ${
+          items.filter((i) => i.kind === "response").map((i) =>
+            i.kind === "response" ? `${i.connection}:${i.path}` : ""
+          )
+            .slice(0, 30).join(" ")
+        }; problems: ${
+          items.filter((i) => i.kind === "problem").map((i) => i.kind === "problem" ? i.message : "").slice(0, 5).join(
+            " | ",
+          )
+        }`,
+      );
     }
     assert.ok(keys.includes(`DELETE /registry/configmaps/${namespace}/cm-2`), "etcd DELETE of cm-2");
 
@@ -198,17 +219,22 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
       "tcp.srcport",
     ], { encoding: "utf8" }).stdout.trim().split("\n").map((l) => l.split("\t").map(Number));
     const ours = new Map<number, Uint8Array>();
+    // Each connection's bytes are read beside the events, not in the loop: the capture goes on only as it is read.
+    const reading: Promise<void>[] = [];
     for await (const event of captureConnections(new Blob([capture]).stream(), { keyLog })) {
       if (event.kind !== "connection") continue;
       const c = event.connection;
-      const [server] = await Promise.all([
-        new Response(c.serverToClient).arrayBuffer().catch(() => undefined),
-        c.clientToServer.cancel(),
-      ]);
-      if (c.transport === "tls" && c.tls !== undefined && server !== undefined) {
-        ours.set(c.info.clientPort, new Uint8Array(server));
-      }
+      reading.push((async () => {
+        const [server] = await Promise.all([
+          new Response(c.serverToClient).arrayBuffer().catch(() => undefined),
+          c.clientToServer.cancel(),
+        ]);
+        if (c.transport === "tls" && c.tls !== undefined && server !== undefined) {
+          ours.set(c.info.clientPort, new Uint8Array(server));
+        }
+      })());
     }
+    await Promise.all(reading);
     let compared = 0;
     for (const [stream, port] of streams) {
       const mine = ours.get(port);
@@ -222,16 +248,19 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
         "-z",
         `follow,tls,raw,${stream}`,
       ], { encoding: "utf8", maxBuffer: 1 << 28 }).stdout;
-      // Raw follow output: one hex line per piece; the server's (the second node's) are indented by a tab.
-      const hex = follow.split("\n").filter((l) => l.startsWith("\t")).map((l) => l.trim()).join("");
+      // Raw follow output: one hex line per piece, node 1's indented by a tab; node 0 is the side that sent first (its
+      // address on the "Node 0:" line).
+      const serverIsNode0 = new RegExp(`^Node 0: .*:${apiPort}$`, "m").test(follow);
+      const hex = follow.split("\n").filter((l) => /^\t?[0-9a-f]+$/.test(l) && l.startsWith("\t") !== serverIsNode0)
+        .map((l) => l.trim()).join("");
       const theirs = Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
       assert.equal(hexOf(mine), hexOf(theirs), `connection on port ${port}`);
       compared++;
     }
     assert.ok(compared >= WATCHERS.length, `${compared} connections compared with tshark`);
   } finally {
+    if (tcpdump.exitCode === null) tcpdump.kill("SIGINT");
     rmSync(dir, { recursive: true, force: true });
-    kubectl(cluster, ["delete", "namespace", namespace, "--wait=false"]);
   }
 });
 
