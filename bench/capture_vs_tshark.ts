@@ -8,8 +8,8 @@
  *
  * Making the capture (once, kept in .cache/capture-bench/ with `--keep`): a node:http2 secure server streams the refgen
  * fixture's Pod watch frames (fixtures/kubernetes/streams/v1.Pod.pb, repeated) to `--connections` curl clients at once
- * (`--http2 --tlsv1.3`, SSLKEYLOGFILE), while `tcpdump -i lo -U --immediate-mode` writes the packets, until the file
- * holds `--mb` MiB. Needs tcpdump, tshark, curl and openssl, and root.
+ * (`--http2 --tlsv1.3`, SSLKEYLOGFILE), paced (the stream's copy every 20 ms per connection) so that tcpdump
+ * (`-i lo -U --immediate-mode -B 262144`) drops nothing, until the file holds `--mb` MiB. Needs tcpdump, tshark, curl and openssl, and root.
  *
  * Timed: `decodeCapture` of the file read as a stream (64 KiB reads), events counted; and
  * `tshark -r FILE -o tls.keylog_file:KEYS -Y http2.data.data -T fields -e http2.streamid` (output discarded), which
@@ -68,17 +68,18 @@ async function record(): Promise<void> {
     { key: readFileSync(key), cert: readFileSync(cert) },
     (_request, response) => {
       response.writeHead(200, { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" });
+      // A stream's copy every 20 ms per connection: tcpdump must keep up, or the kernel drops packets (gaps).
       const write = () => {
-        while (!stop && response.write(stream));
-        if (stop) response.end();
-        else response.once("drain", write);
+        if (stop) return void response.end();
+        response.write(stream);
+        setTimeout(write, 20);
       };
       write();
     },
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  const tcpdump = spawn("tcpdump", ["-i", "lo", "-U", "--immediate-mode", "-w", pcap, `tcp port ${port}`], {
+  const tcpdump = spawn("tcpdump", ["-i", "lo", "-U", "--immediate-mode", "-B", "262144", "-w", pcap, `tcp port ${port}`], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((resolve) => tcpdump.stderr.on("data", (d) => String(d).includes("listening") && resolve()));
