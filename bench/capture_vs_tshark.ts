@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -28,6 +28,7 @@ import process from "node:process";
 import { decodeCapture } from "../capture.ts";
 import { builtinDecoders } from "../kubernetes.ts";
 import { log } from "./harness.ts";
+import { selfSignedCertificate } from "../scripts/self-signed.mjs";
 
 function flag(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -43,29 +44,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function record(): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const key = join(dir, "server.key");
-  const cert = join(dir, "server.crt");
-  execFileSync("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-    "-days",
-    "2",
-    "-subj",
-    "/CN=watchwire.test",
-  ], { stdio: "ignore" });
+  const { key, cert } = selfSignedCertificate(dir, "ec", "watchwire.test");
   const stream = readFileSync(new URL("../fixtures/kubernetes/streams/v1.Pod.pb", import.meta.url));
   let stop = false;
   const server = http2.createSecureServer(
-    { key: readFileSync(key), cert: readFileSync(cert) },
+    { key, cert },
     (_request, response) => {
       response.writeHead(200, { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" });
       // A stream's copy every 20 ms per connection: tcpdump must keep up, or the kernel drops packets (gaps).
@@ -79,7 +62,17 @@ async function record(): Promise<void> {
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  const tcpdump = spawn("tcpdump", ["-i", "lo", "-U", "--immediate-mode", "-B", "262144", "-w", pcap, `tcp port ${port}`], {
+  const tcpdump = spawn("tcpdump", [
+    "-i",
+    "lo",
+    "-U",
+    "--immediate-mode",
+    "-B",
+    "262144",
+    "-w",
+    pcap,
+    `tcp port ${port}`,
+  ], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((resolve) => tcpdump.stderr.on("data", (d) => String(d).includes("listening") && resolve()));

@@ -24,6 +24,7 @@ import { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as http2 from "node:http2";
 import * as tls from "node:tls";
+import { selfSignedCertificate } from "./self-signed.mjs";
 import process from "node:process";
 
 const OUT = fileURLToPath(new URL("../fixtures/captures/", import.meta.url));
@@ -32,29 +33,7 @@ const SERVER_NAME = "watchwire.test";
 const tmp = mkdtempSync(join(tmpdir(), "watchwire-tls-"));
 
 /** A self-signed certificate for SERVER_NAME: `kind` "rsa" (2048 bits) or "ec" (P-256). */
-function certificate(kind) {
-  const key = join(tmp, `${kind}.key`);
-  const cert = join(tmp, `${kind}.crt`);
-  const algorithm = kind === "rsa" ? ["rsa:2048"] : ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"];
-  execFileSync("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    ...algorithm,
-    "-nodes",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-    "-days",
-    "2",
-    "-subj",
-    `/CN=${SERVER_NAME}`,
-    "-addext",
-    `subjectAltName=DNS:${SERVER_NAME}`,
-  ], { stdio: "ignore" });
-  return { key: readFileSync(key), cert: readFileSync(cert), keyFile: key, certFile: cert };
-}
+const certificate = (kind) => selfSignedCertificate(tmp, kind, SERVER_NAME);
 const rsa = certificate("rsa");
 const ec = certificate("ec");
 const SERVER_CREDENTIALS = { key: [rsa.key, ec.key], cert: [rsa.cert, ec.cert] };

@@ -29,32 +29,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { ndjsonLines, podWatchEvents } from "../tests/peers/watch_events.ts";
+import { selfSignedCertificate } from "./self-signed.mjs";
 
 const OUT = fileURLToPath(new URL("../fixtures/captures/", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "watchwire-captures-"));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const key = join(tmp, "server.key");
-const cert = join(tmp, "server.crt");
-execFileSync("openssl", [
-  "req",
-  "-x509",
-  "-newkey",
-  "ec",
-  "-pkeyopt",
-  "ec_paramgen_curve:P-256",
-  "-nodes",
-  "-keyout",
-  key,
-  "-out",
-  cert,
-  "-days",
-  "2",
-  "-subj",
-  "/CN=watchwire.test",
-  "-addext",
-  "subjectAltName=DNS:watchwire.test",
-], { stdio: "ignore" });
+const { keyFile: key, certFile: cert } = selfSignedCertificate(tmp, "ec", "watchwire.test");
 
 const JSON_TYPE = "application/json";
 const PROTOBUF_TYPE = "application/vnd.kubernetes.protobuf;stream=watch";
