@@ -270,8 +270,12 @@ test("real captures: gRPC calls other than watches, decoded with etcd's own .pro
 }, async () => {
   const cluster = await sharedCluster();
   const etcdPort = new URL(cluster.etcdUrl).port;
-  const modules = spawnSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
-  const api = join(modules, "go.etcd.io/etcd/api/v3@v3.7.3");
+  // etcd's .proto files, from the Go module proxy (the module etcd is built from; already in the module cache then).
+  const download = spawnSync("go", ["mod", "download", "-json", "go.etcd.io/etcd/api/v3@v3.7.3"], {
+    encoding: "utf8",
+    cwd: tmpdir(),
+  });
+  const api = (JSON.parse(download.stdout) as { Dir: string }).Dir;
   const dir = mkdtempSync(join(tmpdir(), "watchwire-grpc-"));
   try {
     // rpc.proto imports etcd/api/...: a proto path whose etcd/api is the module's directory.
