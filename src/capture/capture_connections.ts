@@ -66,26 +66,15 @@ export type CaptureConnectionEvent =
     readonly handshake: TlsHandshakeEvent;
     readonly time: CaptureTime;
   }
-  | {
-    readonly kind: "gap";
-    readonly connection: number;
-    readonly direction: TcpDirection;
-    readonly streamOffset: number;
-    readonly length: number;
-    readonly time: CaptureTime;
-  }
+  /** Bytes lost from the capture, as the TCP reassembly reports them (`direction` by the corrected roles). */
+  | Extract<TcpStreamEvent, { kind: "gap" }>
   | {
     readonly kind: "problem";
     readonly connection: number | undefined;
     readonly message: string;
     readonly time: CaptureTime | undefined;
   }
-  | {
-    readonly kind: "close";
-    readonly connection: number;
-    readonly reason: "fin" | "rst" | "reused" | "end";
-    readonly time: CaptureTime;
-  }
+  | Extract<TcpStreamEvent, { kind: "close" }>
   | {
     readonly kind: "summary";
     /** Packets read, and those skipped (not TCP, link types not read, damaged). */
