@@ -43,5 +43,6 @@ export {
   type CaptureOrigin,
   decodeCapture,
   type DecodeCaptureOptions,
+  type GrpcMethodDecoders,
 } from "./src/watch/decode_capture.ts";
 export type { CaptureTime } from "./src/capture/records.ts";

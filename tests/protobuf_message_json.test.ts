@@ -151,7 +151,7 @@ test("messageToJson: malformed bytes are MESSAGE_INVALID at their offset; a wron
   assert.throws(() => messageToJson(wrong, all), /wrong wire type 0 for field text/);
 });
 
-test("loadProtoFiles: a .proto file's service, its imports (well-known types too), to response decoders", async () => {
+test("loadProtoFiles: a .proto file's service, its imports (well-known types too), to request and response decoders", async () => {
   const files: Record<string, string> = {
     "api/watch.proto": `syntax = "proto3";
 package demo.v1;
@@ -176,7 +176,8 @@ message Event { Kind kind = 1; bytes key = 2; Event prev = 3; }`,
   const decoders = await loadProtoFiles(["api/watch.proto"], ["protos"], (path) => Promise.resolve(files[path]));
   assert.equal(decoders("/demo.v1.Watcher/Nope"), undefined);
   assert.equal(decoders("/demo.v1.Nope/Watch"), undefined);
-  const decode = decoders("/demo.v1.Watcher/Watch")!;
+  const decode = decoders("/demo.v1.Watcher/Watch")!.response!;
+  assert.deepEqual(decoders("/demo.v1.Watcher/Watch")!.request!(Uint8Array.from(len(1, text("k8s"))), 0), { key: "k8s" });
   const event = [...tag(1, 0), 1, ...len(2, text("k")), ...len(3, [...tag(1, 0), 0])];
   const bytes = Uint8Array.from([
     ...tag(1, 0),

@@ -13,6 +13,7 @@ import { TlsConnectionDecryptor, type TlsConnectionDecryptorOptions } from "./tl
 import type { TlsEvent, TlsHandshakeEvent } from "./tls/tls_events.ts";
 import { ByteFeed } from "./byte_feed.ts";
 import { FIRST_BYTES_NEEDED, sideOfFirstBytes } from "./first_bytes.ts";
+import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 
 /** A pcapng Decryption Secrets Block's type for an NSS key log ("TLSK"). */
 const TLS_KEY_LOG_SECRETS = 0x544c534b;
@@ -173,104 +174,182 @@ export function captureConnections(
   capture: ReadableStream<Uint8Array>,
   options: CaptureConnectionsOptions = {},
 ): ReadableStream<CaptureConnectionEvent> {
-  const keyLog = new KeyLog(options.keyLog);
-  const maxUnread = options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
-  const files = new CaptureFileDecoder(options);
-  const packets = new PacketDecoder(options);
-  const tcp = new TcpReassembler(options);
-  const connections = new Map<number, Connection>();
+  return capture.pipeThrough(
+    new DecoderStream(new CaptureConnectionsDecoder(options), { readableHighWaterMark: QUEUED_EVENTS }),
+  );
+}
+
+/**
+ * The decoding of {@linkcode captureConnections}: capture file bytes in, connection events out. Its `push` waits while
+ * the connections' readers are behind (see `caughtUp`) and while decryption catches up; `DecoderStream` gives the
+ * back-pressure from the events' reader, delivers what came before a fault, and tells `failed` on cancel.
+ */
+class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConnectionEvent> {
+  readonly #options: CaptureConnectionsOptions;
+  readonly #keyLog: KeyLog;
+  readonly #maxUnread: number;
+  readonly #files: CaptureFileDecoder;
+  readonly #packets: PacketDecoder;
+  readonly #tcp: TcpReassembler;
+  readonly #connections = new Map<number, Connection>();
+  /** TCP events of the chunk being read, handled after it (their handling may wait). */
+  readonly #tcpEvents: TcpStreamEvent[] = [];
+  readonly #take = (event: TcpStreamEvent) => void this.#tcpEvents.push(event);
   // Back-pressure: bytes pushed to the connections' readers and not taken yet, and a wake-up when they take some.
-  let unread = 0;
-  let progressed: (() => void) | undefined;
-  const taken = (bytes: number) => {
-    unread -= bytes;
-    const wake = progressed;
-    progressed = undefined;
+  #unread = 0;
+  #progressed: (() => void) | undefined;
+  readonly #taken = (bytes: number) => {
+    this.#unread -= bytes;
+    const wake = this.#progressed;
+    this.#progressed = undefined;
     wake?.();
   };
+  #packetCount = 0;
+  #tcpConnections = 0;
+  #gaps = 0;
+  /** The stage's emit, kept for the decryptor's events, which come after `push` has returned. */
+  #emit: (event: CaptureConnectionEvent) => void = () => {};
+
+  constructor(options: CaptureConnectionsOptions) {
+    this.#options = options;
+    this.#keyLog = new KeyLog(options.keyLog);
+    this.#maxUnread = options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
+    this.#files = new CaptureFileDecoder(options);
+    this.#packets = new PacketDecoder(options);
+    this.#tcp = new TcpReassembler(options);
+  }
+
+  async push(chunk: Uint8Array, emit: (event: CaptureConnectionEvent) => void): Promise<void> {
+    this.#emit = emit;
+    try {
+      this.#files.push(chunk, (record) => {
+        if (record.kind === "secrets") {
+          if (record.secretsType === TLS_KEY_LOG_SECRETS) this.#keyLog.add(record.data);
+          return;
+        }
+        this.#packetCount++;
+        this.#packets.push(record, (segment) => this.#tcp.push(segment, this.#take));
+      });
+    } catch (error) {
+      // A fault in the file: what came before it is handed on, and the connections end where they are.
+      this.#tcp.finish(this.#take);
+      await this.#handle().catch(() => {});
+      throw error;
+    }
+    await this.#handle();
+    await this.#caughtUp();
+  }
+
+  async finish(emit: (event: CaptureConnectionEvent) => void): Promise<void> {
+    this.#emit = emit;
+    this.#files.finish();
+    this.#tcp.finish(this.#take);
+    await this.#handle();
+    const skipped = { ...this.#packets.skipped } as Record<string, number>;
+    emit({
+      kind: "summary",
+      packets: this.#packetCount,
+      skipped,
+      connections: this.#tcpConnections,
+      gaps: this.#gaps,
+    });
+  }
+
+  /** The reader cancelled (or the capture failed): each connection's streams end. */
+  failed(reason: unknown): void {
+    this.#emit = () => {};
+    const message = reason instanceof Error ? reason.message : "the capture's reader cancelled it";
+    for (const c of this.#connections.values()) {
+      c.feeds.client.end(new CaptureAbandoned(message));
+      c.feeds.server.end(new CaptureAbandoned(message));
+    }
+  }
+
+  async #handle(): Promise<void> {
+    const events = this.#tcpEvents;
+    for (let i = 0; i < events.length; i++) {
+      const waited = this.#onTcp(events[i]);
+      if (waited !== undefined) await waited;
+    }
+    events.length = 0;
+  }
+
   /**
    * Waits while the readers hold more than READ_AHEAD_BYTES unread and are taking them: the capture is read no further
    * ahead of them than that. A reader that takes nothing while the capture's next bytes are unread may be waiting for
    * those very bytes (a response waits for its request's end): reading goes on then, up to `maxUnreadBytes`.
    */
-  const caughtUp = async () => {
-    while (unread > READ_AHEAD_BYTES) {
+  async #caughtUp(): Promise<void> {
+    while (this.#unread > READ_AHEAD_BYTES) {
       let tick: ReturnType<typeof setTimeout> | undefined;
       const moved = await Promise.race([
-        new Promise<boolean>((resolve) => (progressed = () => resolve(true))),
+        new Promise<boolean>((resolve) => (this.#progressed = () => resolve(true))),
         new Promise<boolean>((resolve) => (tick = setTimeout(() => resolve(false), 0))),
       ]);
       clearTimeout(tick);
-      progressed = undefined;
+      this.#progressed = undefined;
       if (!moved) return;
     }
-  };
-  let packetCount = 0;
-  let tcpConnections = 0;
-  let gaps = 0;
-  let out!: ReadableStreamDefaultController<CaptureConnectionEvent>;
-  let cancelled = false;
-  let captureReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  let resume: (() => void) | undefined;
-  const emit = (event: CaptureConnectionEvent) => {
-    if (!cancelled) out.enqueue(event);
-  };
+  }
 
-  const abandon = (c: Connection, message: string, time: CaptureTime | undefined) => {
+  #abandon(c: Connection, message: string, time: CaptureTime | undefined): void {
     if (c.abandoned) return;
     c.abandoned = true;
-    emit({ kind: "problem", connection: c.info.id, message, time });
+    this.#emit({ kind: "problem", connection: c.info.id, message, time });
     const reason = new CaptureAbandoned(`connection ${c.info.id}: ${message}`);
     c.feeds.client.end(reason);
     c.feeds.server.end(reason);
-  };
+  }
 
-  const feed = (c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime) => {
+  #feed(c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime): void {
     const target = c.feeds[role];
-    if (!target.cancelled) unread += bytes.length;
+    if (!target.cancelled) this.#unread += bytes.length;
     target.push(bytes, time);
-    if (target.unread > maxUnread && !target.cancelled) {
-      abandon(c, `its ${role}'s bytes were not read (over ${maxUnread} bytes waiting)`, time);
+    if (target.unread > this.#maxUnread && !target.cancelled) {
+      this.#abandon(c, `its ${role}'s bytes were not read (over ${this.#maxUnread} bytes waiting)`, time);
     }
-  };
+  }
 
-  const onTls = (c: Connection, time: CaptureTime) => (event: TlsEvent) => {
-    if (c.abandoned) return;
-    switch (event.kind) {
-      case "handshake":
-        c.tls = event;
-        emit({ kind: "tls", connection: c.info.id, handshake: event, time });
-        break;
-      case "data":
-        feed(c, event.direction, event.bytes, time);
-        break;
-      case "alert":
-        break;
-      case "problem":
-        if (event.direction === undefined) abandon(c, `TLS: ${event.message}`, time);
-        else {
-          emit({ kind: "problem", connection: c.info.id, message: `TLS (${event.direction}): ${event.message}`, time });
-          c.feeds[event.direction].end(new CaptureAbandoned(`connection ${c.info.id}: ${event.message}`));
-        }
-    }
-  };
+  #onTls(c: Connection, time: CaptureTime): (event: TlsEvent) => void {
+    return (event) => {
+      if (c.abandoned) return;
+      switch (event.kind) {
+        case "handshake":
+          c.tls = event;
+          this.#emit({ kind: "tls", connection: c.info.id, handshake: event, time });
+          break;
+        case "data":
+          this.#feed(c, event.direction, event.bytes, time);
+          break;
+        case "alert":
+          break;
+        case "problem":
+          if (event.direction === undefined) this.#abandon(c, `TLS: ${event.message}`, time);
+          else {
+            const message = `TLS (${event.direction}): ${event.message}`;
+            this.#emit({ kind: "problem", connection: c.info.id, message, time });
+            c.feeds[event.direction].end(new CaptureAbandoned(`connection ${c.info.id}: ${event.message}`));
+          }
+      }
+    };
+  }
 
   /** Passes bytes of `role` on: to the decryptor, or to the feed. */
-  const deliver = (c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime) => {
+  #deliver(c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime): void {
     if (c.abandoned) return;
     if (c.decryptor === undefined) {
-      feed(c, role, bytes, time);
+      this.#feed(c, role, bytes, time);
       return;
     }
     c.decrypting += bytes.length;
-    c.lastPush = c.decryptor.push(role, bytes, onTls(c, time)).then(
+    c.lastPush = c.decryptor.push(role, bytes, this.#onTls(c, time)).then(
       () => void (c.decrypting -= bytes.length),
-      (error) => abandon(c, `TLS: ${error instanceof Error ? error.message : String(error)}`, time),
+      (error) => this.#abandon(c, `TLS: ${error instanceof Error ? error.message : String(error)}`, time),
     );
-  };
+  }
 
   /** Classifies a connection by its first bytes, once enough have come; then announces it and passes them on. */
-  const classify = (c: Connection, done: boolean) => {
+  #classify(c: Connection, done: boolean): void {
     const heads = { client: concat(c.waiting.client), server: concat(c.waiting.server) };
     const enough = (b: Uint8Array) => b.length >= FIRST_BYTES_NEEDED;
     const client = sideOfFirstBytes(heads.client);
@@ -284,51 +363,51 @@ export function captureConnections(
       c.info = { ...i, client: i.server, clientPort: i.serverPort, server: i.client, serverPort: i.clientPort };
     }
     c.transport = client.tls || server.tls ? "tls" : "plain";
-    if (c.transport === "tls") c.decryptor = new TlsConnectionDecryptor(keyLog, options);
+    if (c.transport === "tls") c.decryptor = new TlsConnectionDecryptor(this.#keyLog, this.#options);
     c.announced = true;
-    emit({ kind: "connection", connection: c });
+    this.#emit({ kind: "connection", connection: c });
     for (const direction of ["client", "server"] as const) {
       const bytes = heads[direction];
-      if (bytes.length > 0) deliver(c, c.roleOf(direction), bytes, c.waitingTime);
+      if (bytes.length > 0) this.#deliver(c, c.roleOf(direction), bytes, c.waitingTime);
     }
     c.waiting.client = [];
     c.waiting.server = [];
-  };
+  }
 
-  const end = async (c: Connection) => {
-    if (!c.announced) classify(c, true);
+  async #end(c: Connection): Promise<void> {
+    if (!c.announced) this.#classify(c, true);
     if (c.decryptor !== undefined && !c.abandoned) {
       const time = c.waitingTime;
-      await c.decryptor.end(onTls(c, time)).catch((error) => abandon(c, String(error), time));
+      await c.decryptor.end(this.#onTls(c, time)).catch((error) => this.#abandon(c, String(error), time));
     }
     c.feeds.client.end();
     c.feeds.server.end();
-  };
+  }
 
-  const onTcp = (event: TcpStreamEvent): Promise<void> | void => {
+  #onTcp(event: TcpStreamEvent): Promise<void> | void {
     switch (event.kind) {
       case "open":
-        tcpConnections++;
-        connections.set(event.connection.id, new Connection(event.connection, taken));
+        this.#tcpConnections++;
+        this.#connections.set(event.connection.id, new Connection(event.connection, this.#taken));
         return;
       case "data": {
-        const c = connections.get(event.connection)!;
+        const c = this.#connections.get(event.connection)!;
         c.waitingTime = event.time;
         if (!c.announced) {
           c.waiting[event.direction].push(event.bytes);
-          classify(c, false);
+          this.#classify(c, false);
           return;
         }
-        deliver(c, c.roleOf(event.direction), event.bytes, event.time);
+        this.#deliver(c, c.roleOf(event.direction), event.bytes, event.time);
         // Decryption is asynchronous: it is let catch up before much is pushed ahead of it.
         if (c.decrypting > 1024 * 1024) return c.lastPush;
         return;
       }
       case "gap": {
-        gaps++;
-        const c = connections.get(event.connection)!;
+        this.#gaps++;
+        const c = this.#connections.get(event.connection)!;
         const role = c.roleOf(event.direction);
-        emit({
+        this.#emit({
           kind: "gap",
           connection: event.connection,
           direction: role,
@@ -336,10 +415,9 @@ export function captureConnections(
           length: event.length,
           time: event.time,
         });
-        if (!c.announced) classify(c, true);
+        if (!c.announced) this.#classify(c, true);
         if (c.decryptor !== undefined) {
-          const time = event.time;
-          c.lastPush = c.decryptor.gap(role, event.length, onTls(c, time)).catch(() => {});
+          c.lastPush = c.decryptor.gap(role, event.length, this.#onTls(c, event.time)).catch(() => {});
         } else {
           c.feeds[role].end(
             new CaptureAbandoned(
@@ -351,84 +429,12 @@ export function captureConnections(
         return;
       }
       case "close": {
-        const c = connections.get(event.connection)!;
-        connections.delete(event.connection);
-        return end(c).then(() =>
-          emit({ kind: "close", connection: c.info.id, reason: event.reason, time: event.time })
+        const c = this.#connections.get(event.connection)!;
+        this.#connections.delete(event.connection);
+        return this.#end(c).then(() =>
+          this.#emit({ kind: "close", connection: c.info.id, reason: event.reason, time: event.time })
         );
       }
     }
-  };
-
-  const run = async () => {
-    const tcpEvents: TcpStreamEvent[] = [];
-    const take = (e: TcpStreamEvent) => tcpEvents.push(e);
-    const handle = async () => {
-      for (let i = 0; i < tcpEvents.length; i++) {
-        const waited = onTcp(tcpEvents[i]);
-        if (waited !== undefined) await waited;
-      }
-      tcpEvents.length = 0;
-    };
-    const reader = capture.getReader();
-    captureReader = reader;
-    try {
-      for (;;) {
-        // Back-pressure from the reader of the events.
-        while ((out.desiredSize ?? 1) <= 0 && !cancelled) await new Promise<void>((resolve) => (resume = resolve));
-        if (cancelled) return;
-        const { done, value } = await reader.read();
-        if (cancelled) return;
-        if (done) break;
-        files.push(value, (record) => {
-          if (record.kind === "secrets") {
-            if (record.secretsType === TLS_KEY_LOG_SECRETS) keyLog.add(record.data);
-            return;
-          }
-          packetCount++;
-          packets.push(record, (segment) => tcp.push(segment, take));
-        });
-        await handle();
-        await caughtUp();
-      }
-      files.finish();
-      tcp.finish(take);
-      await handle();
-    } catch (error) {
-      if (cancelled) return;
-      // A fault in the file: what came before it was handed on; the connections end where they are.
-      tcp.finish(take);
-      await handle().catch(() => {});
-      // Errored only once what came before the fault has been read (erroring drops what is queued).
-      while ((out.desiredSize ?? 0) < QUEUED_EVENTS) await new Promise<void>((resolve) => (resume = resolve));
-      out.error(error);
-      return;
-    }
-    const skipped = { ...packets.skipped } as Record<string, number>;
-    emit({ kind: "summary", packets: packetCount, skipped, connections: tcpConnections, gaps });
-    out.close();
-  };
-  return new ReadableStream<CaptureConnectionEvent>({
-    start(controller) {
-      out = controller;
-      void run();
-    },
-    pull() {
-      const wake = resume;
-      resume = undefined;
-      wake?.();
-    },
-    async cancel(reason) {
-      // The reader is done: the capture is read no further, and each connection's streams end.
-      cancelled = true;
-      const wake = resume;
-      resume = undefined;
-      wake?.();
-      for (const c of connections.values()) {
-        c.feeds.client.end(new CaptureAbandoned("the capture's reader cancelled it"));
-        c.feeds.server.end(new CaptureAbandoned("the capture's reader cancelled it"));
-      }
-      await captureReader?.cancel(reason);
-    },
-  }, { highWaterMark: QUEUED_EVENTS });
+  }
 }

@@ -11,7 +11,7 @@ import { builtinDecoders } from "../codec/kubernetes/generated/all.ts";
 import { etcdEventToJson } from "../codec/etcd/etcd_watch_decoder_stream.ts";
 import { formatEtcdTableRow } from "./etcd.ts";
 import { formatTableRow } from "./format.ts";
-import type { GrpcResponseDecoders } from "./proto_files.ts";
+import type { GrpcDecoders } from "./proto_files.ts";
 
 /** What a capture's decoding needs of the command's options. */
 export interface CaptureCliOptions {
@@ -24,7 +24,7 @@ export interface CaptureCliOptions {
   /** `--resource TEXT`: only events of requests whose path holds TEXT. */
   resource: string | undefined;
   /** `--proto FILE`, `--proto-path DIR`: the decoders of other gRPC calls' responses, made from these. */
-  grpc: GrpcResponseDecoders | undefined;
+  grpc: GrpcDecoders | undefined;
 }
 
 /** Where lines go: stdout lines, stderr notes, and a flush (lines are written in blocks). */
@@ -116,13 +116,14 @@ export async function decodeCaptureFile(
           await print(
             options.output === "table"
               ? `${formatCaptureTime(item.time)}  ${String(item.connection).padStart(4)}  ${item.path} ${
-                JSON.stringify(item.message)
-              }`
+                item.direction === "request" ? "request" : "response"
+              } ${JSON.stringify(item.message)}`
               : JSON.stringify({
                 time: formatCaptureTime(item.time),
                 connection: item.connection,
                 stream: item.stream,
                 path: item.path,
+                direction: item.direction,
                 message: item.message,
               }),
           );

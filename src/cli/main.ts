@@ -39,7 +39,7 @@ import {
 import { formatNdjson, formatTableRow, tableHeader } from "./format.ts";
 import { peek } from "./peek.ts";
 import { type CaptureOutput, decodeCaptureFile, isCaptureFile } from "./capture.ts";
-import { type GrpcResponseDecoders, loadProtoFiles } from "./proto_files.ts";
+import { type GrpcDecoders, loadProtoFiles } from "./proto_files.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
 import type { ClusterConnection } from "../cluster/cluster_config.ts";
 import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./watch.ts";
@@ -374,7 +374,7 @@ export async function runCli(args: string[], host: CliHost): Promise<number> {
     if (stream === undefined) return 2;
     keyLog = await new Response(stream).text();
   }
-  let grpc: GrpcResponseDecoders | undefined;
+  let grpc: GrpcDecoders | undefined;
   if (options.protoFiles.length > 0) {
     const readText = async (path: string) => {
       try {
@@ -496,7 +496,7 @@ async function decodeFile(
   out: OutputBuffer,
   request: ReadableStream<Uint8Array> | undefined,
   keyLog?: string,
-  grpc?: GrpcResponseDecoders,
+  grpc?: GrpcDecoders,
 ): Promise<number> {
   let peeked: Awaited<ReturnType<typeof peek>>;
   try {

@@ -12,12 +12,13 @@ import type {
   ProtobufValueType,
 } from "../codec/protobuf/message_schema.ts";
 import { messageToJson } from "../codec/protobuf/message_to_json.ts";
+import type { GrpcMethodDecoders } from "../watch/decode_capture.ts";
 
 /** Reads a file's text; `undefined` if it does not exist. */
 export type ReadText = (path: string) => Promise<string | undefined>;
 
-/** The decoder of a gRPC method's response messages by its path (`/pkg.Service/Method`), if the files define it. */
-export type GrpcResponseDecoders = (path: string) => ((message: Uint8Array, offset: number) => unknown) | undefined;
+/** The decoders of a gRPC method's request and response messages by its path (`/pkg.Service/Method`), if the files define it. */
+export type GrpcDecoders = (path: string) => GrpcMethodDecoders | undefined;
 
 const SCALARS = new Set<string>([
   "double",
@@ -79,14 +80,16 @@ interface Protobufjs {
   Root: new () => PbRoot;
   Type: new (...args: never[]) => PbType;
   Enum: new (...args: never[]) => PbEnum;
-  Service: new (...args: never[]) => { methods: Record<string, { resolvedResponseType: PbType | null }> };
+  Service: new (...args: never[]) => {
+    methods: Record<string, { resolvedRequestType: PbType | null; resolvedResponseType: PbType | null }>;
+  };
   parse(source: string, root: PbRoot, options: { keepCase: boolean }): { imports?: string[]; weakImports?: string[] };
   common: { get(file: string): { nested: unknown } | null };
 }
 
 /**
  * Loads `files` (and what they import, found in `paths`, or among the well-known types protobufjs carries) and returns
- * the response decoders of the gRPC methods they define. An import found nowhere is skipped (imports that only carry
+ * the request and response decoders of the gRPC methods they define. An import found nowhere is skipped (imports that only carry
  * options, such as `google/api/annotations.proto`, are common); a type it would have defined then fails to resolve.
  * Throws an `Error` that names a file that cannot be read or parsed, or a type that cannot be resolved.
  */
@@ -94,7 +97,7 @@ export async function loadProtoFiles(
   files: string[],
   paths: string[],
   readText: ReadText,
-): Promise<GrpcResponseDecoders> {
+): Promise<GrpcDecoders> {
   const pb = ((await import("protobufjs")) as unknown as { default: Protobufjs }).default;
   const root = new pb.Root();
   const loaded = new Set<string>();
@@ -192,8 +195,12 @@ export async function loadProtoFiles(
     const service = root.lookup(match[1]);
     if (!(service instanceof pb.Service)) return undefined;
     const method = (service as InstanceType<Protobufjs["Service"]>).methods[match[2]];
-    if (method?.resolvedResponseType == null) return undefined;
-    const schema = schemaOf(method.resolvedResponseType);
-    return (message, offset) => messageToJson(message, schema, offset);
+    if (method === undefined) return undefined;
+    const decoderOf = (type: PbType | null) => {
+      if (type == null) return undefined;
+      const schema = schemaOf(type);
+      return (message: Uint8Array, offset: number) => messageToJson(message, schema, offset);
+    };
+    return { request: decoderOf(method.resolvedRequestType), response: decoderOf(method.resolvedResponseType) };
   };
 }

@@ -21,8 +21,9 @@ import type { WatchEvent } from "../events.ts";
 import { fieldValues } from "../transport/field_line.ts";
 import { decodeHttp1Exchanges } from "../transport/http1_exchanges.ts";
 import { isInterim } from "../transport/http1_head.ts";
-import { decodeHttp2Exchanges, type Http2Exchange } from "../transport/http2/exchanges.ts";
+import { decodeHttp2Exchanges, type Http2Exchange, type Http2Request } from "../transport/http2/exchanges.ts";
 import { type DecodeWatchOptions, decodeWatchResponse } from "./decode_watch_response.ts";
+import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 
 /**
  * Options of {@linkcode decodeCapture}: the capture's (key log, limits) and the watch decoding's.
@@ -43,11 +44,29 @@ import { type DecodeWatchOptions, decodeWatchResponse } from "./decode_watch_res
  */
 export interface DecodeCaptureOptions extends CaptureConnectionsOptions, DecodeWatchOptions {
   /**
-   * The decoder of a gRPC method's response messages by its path (`/pkg.Service/Method`), for gRPC calls other than
-   * etcd's Watch (which is always decoded): its messages come as `grpc` items. `watchwire decode --proto FILE` makes it
-   * from the user's `.proto` files.
+   * The decoders of a gRPC method's messages by its path (`/pkg.Service/Method`): its requests' and responses' messages
+   * come as `grpc` items (etcd's Watch responses are decoded whatever this says, as `etcd` items).
+   * `watchwire decode --proto FILE` makes it from the user's `.proto` files.
    */
-  grpc?: (path: string) => ((message: Uint8Array, offset: number) => unknown) | undefined;
+  grpc?: (path: string) => GrpcMethodDecoders | undefined;
+}
+
+/**
+ * The decoders of one gRPC method's messages (see {@linkcode DecodeCaptureOptions}`.grpc`): each takes a message's bytes
+ * and the offset of its first byte in the body, and returns its value (e.g. its JSON mapping).
+ *
+ * @example
+ * ```ts
+ * import type { GrpcMethodDecoders } from "watchwire/capture";
+ *
+ * // Messages shown by size only.
+ * const sizes: GrpcMethodDecoders = { request: (m) => m.length, response: (m) => m.length };
+ * console.log(sizes.request?.(new Uint8Array(3), 5)); // 3
+ * ```
+ */
+export interface GrpcMethodDecoders {
+  readonly request?: (message: Uint8Array, offset: number) => unknown;
+  readonly response?: (message: Uint8Array, offset: number) => unknown;
 }
 
 /**
@@ -126,8 +145,13 @@ export type CaptureItem =
   })
   /** A Kubernetes watch event (JSON or protobuf). */
   | (CaptureOrigin & { readonly kind: "event"; readonly event: WatchEvent<unknown>; readonly time: CaptureTime })
-  /** A response message of another gRPC call, decoded by `options.grpc`. */
-  | (CaptureOrigin & { readonly kind: "grpc"; readonly message: unknown; readonly time: CaptureTime })
+  /** A message of a gRPC call (its request's or its response's), decoded by `options.grpc`. */
+  | (CaptureOrigin & {
+    readonly kind: "grpc";
+    readonly direction: "request" | "response";
+    readonly message: unknown;
+    readonly time: CaptureTime;
+  })
   /** An etcd watch event (gRPC `etcdserverpb.Watch/Watch`). */
   | (CaptureOrigin & { readonly kind: "etcd"; readonly event: EtcdEvent; readonly time: CaptureTime })
   /** Bytes lost from the capture. */
@@ -158,6 +182,7 @@ export type CaptureItem =
 
 const HTTP2_PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 const ETCD_WATCH_PATH = "/etcdserverpb.Watch/Watch";
+const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 /** Items queued for the reader before the capture is read further. */
 const QUEUED_ITEMS = 64;
 
@@ -221,15 +246,11 @@ export function decodeCapture(
   capture: ReadableStream<Uint8Array>,
   options: DecodeCaptureOptions = {},
 ): ReadableStream<CaptureItem> {
-  let out!: ReadableStreamDefaultController<CaptureItem>;
-  let cancelled = false;
   let responses = 0;
   let events = 0;
   const tasks = new Set<Promise<void>>();
-  // Nothing more once the reader cancelled: the connections' readers wind down on their own.
-  const emit = (item: CaptureItem) => {
-    if (!cancelled) out.enqueue(item);
-  };
+  // The stage's emit (it drops items once the reader has cancelled: the connections' readers wind down on their own).
+  let emit: (item: CaptureItem) => void = () => {};
   const problem = (connection: number | undefined, message: string) => emit({ kind: "problem", connection, message });
   const describe = (error: unknown) =>
     error instanceof DecodeError
@@ -277,25 +298,33 @@ export function decodeCapture(
     }
   };
 
+  /** A gRPC call's messages in one direction (`body`, with the `grpc-encoding` of `headers`), each decoded by `decode`. */
   const readGrpc = async (
     c: CapturedConnection,
     origin: CaptureOrigin,
-    exchange: Http2Exchange,
+    direction: "request" | "response",
+    headers: [string, string][] | undefined,
+    body: ReadableStream<Uint8Array>,
     decode: (message: Uint8Array, offset: number) => unknown,
   ) => {
     try {
-      const encoding = (header(exchange.response.headers, "grpc-encoding") ?? "identity").trim().toLowerCase();
+      const encoding = (header(headers, "grpc-encoding") ?? "identity").trim().toLowerCase();
       if (encoding !== "identity" && encoding !== "gzip") {
         throw new DecodeError("ENCODING_UNSUPPORTED", 0, `grpc-encoding ${JSON.stringify(encoding)} is not supported`);
       }
-      const messages = exchange.response.body.pipeThrough(
+      const messages = body.pipeThrough(
         new GrpcMessageDecoderStream({ encoding, maxEventBytes: options.maxEventBytes }),
       );
+      const side = direction === "request" ? "client" : "server";
       for await (const message of messages) {
-        emit({ ...origin, kind: "grpc", message: decode(message.data, message.offset + 5), time: c.timeOf("server") });
+        const value = decode(message.data, message.offset + 5);
+        emit({ ...origin, kind: "grpc", direction, message: value, time: c.timeOf(side) });
       }
     } catch (error) {
-      if (!(error instanceof CaptureAbandoned)) problem(c.info.id, `${where(origin)}: ${describe(error)}`);
+      await body.cancel().catch(() => {});
+      if (!(error instanceof CaptureAbandoned)) {
+        problem(c.info.id, `${where(origin)}: ${direction}: ${describe(error)}`);
+      }
     }
   };
 
@@ -337,7 +366,16 @@ export function decodeCapture(
 
   const http2 = async (c: CapturedConnection, s2c: ReadableStream<Uint8Array>, c2s: ReadableStream<Uint8Array>) => {
     const streams: Promise<void>[] = [];
-    for await (const exchange of decodeHttp2Exchanges(s2c, c2s, { serverPreface: "detect" })) {
+    // gRPC requests' messages, read as they come (before their responses).
+    const takeRequestBody = (streamId: number, request: Http2Request, body: ReadableStream<Uint8Array>) => {
+      const decode = request.path === undefined ? undefined : options.grpc?.(request.path)?.request;
+      const contentType = header(request.headers, "content-type");
+      if (decode === undefined || contentType === undefined || !GRPC_CONTENT_TYPE.test(contentType)) return false;
+      const origin = { connection: c.info.id, stream: streamId, method: request.method, path: request.path };
+      streams.push(readGrpc(c, origin, "request", request.headers, body, decode));
+      return true;
+    };
+    for await (const exchange of decodeHttp2Exchanges(s2c, c2s, { serverPreface: "detect", takeRequestBody })) {
       const { streamId, request, response } = exchange;
       const contentType = header(response.headers, "content-type");
       const statusText = header(response.headers, ":status");
@@ -349,8 +387,8 @@ export function decodeCapture(
       };
       const etcd = request?.path === ETCD_WATCH_PATH;
       const grpc = !etcd && request?.path !== undefined && contentType !== undefined &&
-          /^application\/grpc(?:[+;]|$)/i.test(contentType)
-        ? options.grpc?.(request.path)
+          GRPC_CONTENT_TYPE.test(contentType)
+        ? options.grpc?.(request.path)?.response
         : undefined;
       const watch = etcd || grpc !== undefined ||
         (response.headers !== undefined && isWatch(request?.path, contentType));
@@ -366,7 +404,7 @@ export function decodeCapture(
       });
       // Each stream's body is read as soon as the stream starts: one left unread would hold up the others.
       if (etcd) streams.push(readEtcd(c, origin, exchange));
-      else if (grpc !== undefined) streams.push(readGrpc(c, origin, exchange, grpc));
+      else if (grpc !== undefined) streams.push(readGrpc(c, origin, "response", response.headers, response.body, grpc));
       else if (watch) {
         let source: Response;
         try {
@@ -499,60 +537,33 @@ export function decodeCapture(
   };
 
   let summary: CaptureConnectionEvent | undefined;
-  let resume: (() => void) | undefined;
-  /** Until the reader has taken what is queued down to `left` items. */
-  const drained = async (left: number) => {
-    while ((out.desiredSize ?? 0) < QUEUED_ITEMS - left && !cancelled) {
-      await new Promise<void>((resolve) => (resume = resolve));
-    }
-  };
-  const connections = captureConnections(capture, options).getReader();
-  const run = async () => {
-    try {
-      for (;;) {
-        const { done, value: event } = await connections.read();
-        if (done || cancelled) break;
-        if (event.kind === "summary") summary = event;
-        else onConnectionEvent(event);
-        // Back-pressure: the capture is read on only once the reader has taken most of what is queued.
-        await drained(QUEUED_ITEMS);
-        if (cancelled) return;
-      }
-      if (cancelled) return;
-    } catch (error) {
-      if (cancelled) return;
-      await Promise.allSettled([...tasks]);
-      // Errored only once what came before the fault has been read (erroring drops what is queued).
-      await drained(0);
-      out.error(error);
-      return;
-    }
+  const settled = async () => {
     while (tasks.size > 0) await Promise.allSettled([...tasks]);
-    if (summary?.kind === "summary") {
-      const { packets, skipped, connections, gaps } = summary;
-      emit({ kind: "summary", packets, skipped, connections, gaps, responses, events });
-    }
-    out.close();
   };
-
-  return new ReadableStream<CaptureItem>({
-    start(controller) {
-      out = controller;
-      void run();
+  const items: StreamDecoder<CaptureConnectionEvent, CaptureItem> = {
+    push(event, emitItem) {
+      emit = emitItem;
+      if (event.kind === "summary") summary = event;
+      else onConnectionEvent(event);
     },
-    pull() {
-      const wake = resume;
-      resume = undefined;
-      wake?.();
+    async finish(emitItem) {
+      emit = emitItem;
+      await settled();
+      if (summary?.kind === "summary") {
+        const { packets, skipped, connections, gaps } = summary;
+        emit({ kind: "summary", packets, skipped, connections, gaps, responses, events });
+      }
     },
-    async cancel(reason) {
-      cancelled = true;
-      const wake = resume;
-      resume = undefined;
-      wake?.();
-      await connections.cancel(reason);
+    // The capture failed (a fault in the file): the connections' decoding, which ends where the capture stopped,
+    // delivers its items before the fault.
+    salvage: settled,
+    failed() {
+      emit = () => {};
     },
-  }, { highWaterMark: QUEUED_ITEMS });
+  };
+  return captureConnections(capture, options).pipeThrough(
+    new DecoderStream(items, { readableHighWaterMark: QUEUED_ITEMS }),
+  );
 }
 
 function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {

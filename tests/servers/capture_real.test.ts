@@ -1,6 +1,7 @@
 /**
  * Real captures of the real kube-apiserver (issue 38): tcpdump on loopback while curl (SSLKEYLOGFILE) and Node
- * (`--tls-keylog`) watch ConfigMaps over HTTP/2 and HTTP/1.1, in JSON and protobuf, and kubectl changes them; the
+ * (`--tls-keylog`) watch ConfigMaps over HTTP/2 and HTTP/1.1, in JSON and protobuf, kubectl watches them through
+ * `kubectl proxy` (it cannot log TLS keys: its proxy connection is in the clear), and kubectl changes them; the
  * apiserver's own gRPC traffic to etcd (plain) in the same capture. The events decoded from the capture must equal
  * those the client itself received (its body, decoded), and the decrypted bytes of each connection must equal what
  * tshark's `follow,tls` gives for it (tshark is the reference for the layers below the watch).
@@ -89,6 +90,25 @@ const WATCHERS: Watcher[] = [
   nodeClient,
 ];
 
+/** The JSON values of `text`, written one after another (as `kubectl get -w -o json` prints them). */
+function concatenatedJson(text: string): unknown[] {
+  const values: unknown[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{") {
+      if (depth++ === 0) start = i;
+    } else if (c === "}" && --depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
+  }
+  return values;
+}
+
 const hasTools = ["tcpdump", "tshark", "curl"].every((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status === 0);
 
 test("real captures: the apiserver's watches (curl, node) and its etcd traffic, decoded from tcpdump's file", {
@@ -100,7 +120,7 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
   // A cluster of its own, captured from before it starts: the apiserver's connections to etcd (HTTP/2, whose header
   // compression needs the connection's start) are in the capture from their first byte. Its ports are chosen first,
   // for the capture's filter; a 64 MiB buffer, so that the kernel drops nothing while the cluster starts.
-  const [apiPort, etcdPort] = [await freePort(), await freePort()];
+  const [apiPort, etcdPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
   const tcpdump = spawn("tcpdump", [
     "-i",
     "lo",
@@ -110,7 +130,7 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
     "65536",
     "-w",
     pcap,
-    `tcp port ${apiPort} or tcp port ${etcdPort}`,
+    `tcp port ${apiPort} or tcp port ${etcdPort} or tcp port ${proxyPort}`,
   ], { stdio: ["ignore", "ignore", "pipe"] });
   await new Promise<void>((resolve) => tcpdump.stderr!.on("data", (d) => String(d).includes("listening") && resolve()));
   const cluster = await ownCluster({ securePort: apiPort, etcdPort });
@@ -125,6 +145,32 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
       keys: join(dir, `${i}.keys`),
     }));
     const watching = files.map((f) => f.w.run(url, cluster.adminToken, cluster.pki.ca, f.body, f.headers, f.keys));
+    // kubectl cannot log its TLS keys: it watches through `kubectl proxy` (plain HTTP on loopback), whose connection
+    // the capture holds in the clear. It prints each event as pretty JSON (--output-watch-events).
+    const proxy = spawn(cluster.binaries.kubectl, [
+      "--kubeconfig",
+      cluster.kubeconfig,
+      "proxy",
+      `--port=${proxyPort}`,
+    ], { stdio: ["ignore", "pipe", "ignore"] });
+    await new Promise<void>((resolve) => proxy.stdout!.on("data", (d) => String(d).includes("Starting") && resolve()));
+    writeFileSync(join(dir, "empty.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+    const kubectlWatch = spawn(cluster.binaries.kubectl, [
+      "--kubeconfig",
+      join(dir, "empty.kubeconfig"),
+      "-s",
+      `http://127.0.0.1:${proxyPort}`,
+      "-n",
+      namespace,
+      "get",
+      "configmaps",
+      "--watch",
+      "--output-watch-events",
+      "-o",
+      "json",
+    ], { stdio: ["ignore", "pipe", "ignore"] });
+    let kubectlOut = "";
+    kubectlWatch.stdout!.on("data", (d) => (kubectlOut += String(d)));
     await sleep(1500);
     // Changes while they watch: creates, an update with a large value (events over several TLS records), a delete.
     for (let i = 0; i < 3; i++) {
@@ -141,6 +187,9 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
     kubectl(cluster, ["-n", namespace, "delete", "configmap", "cm-2"]);
     await Promise.all(watching);
     await sleep(1000);
+    kubectlWatch.kill("SIGINT");
+    proxy.kill("SIGINT");
+    await sleep(500);
     tcpdump.kill("SIGINT");
     await new Promise((resolve) => tcpdump.on("exit", resolve));
 
@@ -182,6 +231,14 @@ test("real captures: the apiserver's watches (curl, node) and its etcd traffic, 
         `${f.w.name}: its ${events.length} events are a watch of the capture`,
       );
     }
+
+    // kubectl's events (through its proxy, in the clear) are those of the proxy connection's watch in the capture.
+    const kubectlEvents = concatenatedJson(kubectlOut);
+    assert.ok(kubectlEvents.length >= 5, `kubectl printed ${kubectlEvents.length} events`);
+    const proxied = items.filter((i) =>
+      i.kind === "event" && i.path?.includes(`/namespaces/${namespace}/configmaps`) && i.path.includes("watch=true")
+    ).map((i) => i.kind === "event" ? plain(i.event) : undefined);
+    assert.deepEqual(proxied, kubectlEvents, "kubectl's watch, decoded from the capture of its proxy connection");
 
     // etcd's own traffic (plain gRPC): the apiserver's watch of etcd saw each change of our ConfigMaps.
     const keys = items.filter((i) => i.kind === "etcd").map((i) => i.kind === "etcd" ? i.event : undefined)
@@ -312,9 +369,22 @@ test("real captures: gRPC calls other than watches, decoded with etcd's own .pro
         })()),
     );
     const ranges: unknown[] = [];
+    const requests: { path: string | undefined; message: unknown }[] = [];
     for await (const item of decodeCapture(new Blob([new Uint8Array(readFileSync(pcap))]).stream(), { grpc })) {
-      if (item.kind === "grpc" && item.path === "/etcdserverpb.KV/Range") ranges.push(item.message);
+      if (item.kind !== "grpc") continue;
+      if (item.direction === "request") requests.push({ path: item.path, message: item.message });
+      else if (item.path === "/etcdserverpb.KV/Range") ranges.push(item.message);
     }
+    // The requests' messages too: etcdctl's Put of the key and value, and its Range of the key (bytes as base64).
+    const base64 = (text: string) => btoa(text);
+    assert.deepEqual(
+      requests.find((r) => r.path === "/etcdserverpb.KV/Put")?.message,
+      { key: base64(key), value: base64("captured value") },
+    );
+    assert.equal(
+      (requests.find((r) => r.path === "/etcdserverpb.KV/Range")?.message as { key?: string } | undefined)?.key,
+      base64(key),
+    );
     // etcdctl's own JSON of the same response (Go's encoding/json: snake_case names, int64 as numbers).
     const theirs = JSON.parse(got.stdout) as { kvs: { key: string; value: string; mod_revision: number }[] };
     const ours = ranges.find((r) => (r as { kvs?: unknown[] }).kvs !== undefined) as

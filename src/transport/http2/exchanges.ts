@@ -103,13 +103,19 @@ export interface Http2ExchangeOptions
    * (accept one, e.g. for a file whose direction is not known).
    */
   serverPreface?: "none" | "detect";
+  /**
+   * Offered each request's body as soon as its header block is decoded (before its response): return `true` to take
+   * it, and then read it as it comes (or cancel it), beside the exchanges: an unread body holds up the client's
+   * direction. Bodies not taken are discarded.
+   */
+  takeRequestBody?: (streamId: number, request: Http2Request, body: ReadableStream<Uint8Array>) => boolean;
 }
 
 /**
  * Decodes both directions of an HTTP/2 connection: the server-to-client bytes to responses and, if given, the
  * client-to-server bytes to requests, paired by stream id. Each response is handed on once its request is known (or
- * the client bytes have ended without it). Request bodies are not kept. A fault in either direction fails the result
- * (after the exchanges before it).
+ * the client bytes have ended without it). Request bodies are discarded unless `takeRequestBody` takes them. A fault
+ * in either direction fails the result (after the exchanges before it).
  *
  * With both directions, each peer's SETTINGS apply to what the other sends from the SETTINGS ACK on (RFC 9113 §6.5.3):
  * SETTINGS_MAX_FRAME_SIZE, SETTINGS_HEADER_TABLE_SIZE and SETTINGS_MAX_HEADER_LIST_SIZE, within the configurable
@@ -141,7 +147,7 @@ export function decodeHttp2Exchanges(
   options: Http2ExchangeOptions = {},
 ): ReadableStream<Http2Exchange> {
   // peerSettings and settingsSink (set below, even to undefined) are wired here.
-  const { clientPreface, serverPreface, ...limits } = options;
+  const { clientPreface, serverPreface, takeRequestBody, ...limits } = options;
   // Each direction's SETTINGS, for the other direction's decoder (which applies them at its SETTINGS ACKs).
   const clientSettings = clientToServer === undefined ? undefined : new SettingsQueue();
   const serverSettings = clientToServer === undefined ? undefined : new SettingsQueue();
@@ -171,17 +177,20 @@ export function decodeHttp2Exchanges(
     void (async () => {
       try {
         for await (const message of messages) {
-          message.body.cancel().catch(() => {});
           const headers = message.headers ?? [];
           const field = (name: string) => headers.find(([n]) => n === name)?.[1];
+          let taken = false;
           if (message.headers !== undefined) {
-            requests.set(message.streamId, {
+            const request: Http2Request = {
               method: field(":method"),
               path: field(":path"),
               authority: field(":authority"),
               headers,
-            });
+            };
+            requests.set(message.streamId, request);
+            taken = takeRequestBody?.(message.streamId, request, message.body) ?? false;
           }
+          if (!taken) message.body.cancel().catch(() => {});
           waiting.get(message.streamId)?.();
         }
       } catch (error) {
