@@ -8,7 +8,7 @@
 //   installed with apt-get when missing (as root).
 // Then it starts one kube-apiserver with etcd for the run (tests/servers/_cluster.ts attaches to it; a test that
 // needs other flags starts its own), runs tests/servers/ in Node, Deno and Bun, stops the server, and runs the
-// browser checks (scripts/browser-check.ts). `npm run test:servers -- node` runs one runtime and no browsers.
+// browser checks (scripts/browser-check.ts, and the capture viewer's, scripts/capture-viewer-check.ts). `npm run test:servers -- node` runs one runtime and no browsers.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -91,6 +91,12 @@ if (browsers) {
       stdio: "inherit",
     });
     if (result.status !== 0) status = result.status ?? 1;
+    console.log(`\n=== capture viewer check: ${browser} ===`);
+    const viewer = spawnSync(process.execPath, ["--import", "tsx", "scripts/capture-viewer-check.ts", browser], {
+      cwd: root,
+      stdio: "inherit",
+    });
+    if (viewer.status !== 0) status = viewer.status ?? 1;
   }
 }
 process.exit(status);
