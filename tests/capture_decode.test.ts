@@ -14,6 +14,7 @@ import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { DecodeError } from "../src/errors.ts";
 import { runCli } from "../src/cli/main.ts";
 import { bytewise, collectGarbage, streamOf } from "./_util.ts";
+import { PCAP_HEADER, TcpPackets } from "./_capture_build.ts";
 
 const dir = new URL("../fixtures/captures/", import.meta.url);
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
@@ -283,36 +284,11 @@ test("watchwire decode --proto: a file that cannot be found is a usage error (2)
  * a watch and the server answers with chunked JSON events without end.
  */
 function endlessWatchCapture(): { source: ReadableStream<Uint8Array>; eventsPerPeriod: number } {
-  const u16 = (n: number) => [(n >>> 8) & 255, n & 255];
-  const u32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
-  const le32 = (n: number) => u32(n).reverse();
-  const seq = { client: 1000, server: 5000 };
-  const packet = (from: "client" | "server", flags: number, payload: number[]): number[] => {
-    const [src, dst, sport, dport] = from === "client"
-      ? [[10, 0, 0, 1], [10, 0, 0, 2], 40000, 6443]
-      : [[10, 0, 0, 2], [10, 0, 0, 1], 6443, 40000];
-    const tcp = [
-      ...u16(sport),
-      ...u16(dport),
-      ...u32(seq[from]),
-      ...u32(seq[from === "client" ? "server" : "client"]),
-      0x50,
-      flags,
-      ...u16(65535),
-      0,
-      0,
-      0,
-      0,
-      ...payload,
-    ];
-    seq[from] = (seq[from] + payload.length + ((flags & 2) !== 0 ? 1 : 0)) >>> 0;
-    const ip = [0x45, 0, ...u16(20 + tcp.length), 0, 0, 0x40, 0, 64, 6, 0, 0, ...src, ...dst, ...tcp];
-    return [...le32(1_700_000_000), ...le32(0), ...le32(ip.length), ...le32(ip.length), ...ip];
-  };
+  const tcp = new TcpPackets(6443);
+  const packet = (from: "client" | "server", flags: number, payload: number[]) => tcp.packet(from, flags, payload);
   const text = (s: string) => [...new TextEncoder().encode(s)];
-  const header = [...le32(0xa1b2c3d4), 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, ...le32(65535), ...le32(101)];
   const start = [
-    ...header,
+    ...PCAP_HEADER,
     ...packet("client", 0x02, []),
     ...packet("server", 0x12, []),
     ...packet("client", 0x18, text("GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: k\r\n\r\n")),

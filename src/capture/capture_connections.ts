@@ -12,6 +12,8 @@ import { KeyLog } from "./tls/key_log.ts";
 import { TlsConnectionDecryptor, type TlsConnectionDecryptorOptions } from "./tls/tls_connection_decryptor.ts";
 import type { TlsEvent, TlsHandshakeEvent } from "./tls/tls_events.ts";
 import { ByteFeed } from "./byte_feed.ts";
+import { CaptureAbandoned } from "./capture_abandoned.ts";
+import { CaptureGap, type CaptureLostBytes, type CaptureResumption } from "./capture_gap.ts";
 import { FIRST_BYTES_NEEDED, sideOfFirstBytes } from "./first_bytes.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 
@@ -42,17 +44,28 @@ export interface CaptureConnectionsOptions
   maxUnreadBytes?: number;
 }
 
-/** One TCP connection of a capture, as the application bytes each peer sent. */
+export { CaptureAbandoned, CaptureGap, type CaptureLostBytes, type CaptureResumption };
+
+/**
+ * One TCP connection of a capture, as the application bytes each peer sent.
+ *
+ * Each direction is one stream up to its first gap (bytes lost from the capture), where it fails with a
+ * {@linkcode CaptureGap}; the gap's `resumed` promise holds the stream of the bytes after it (which fails at the next
+ * gap in the same way), from where decoding can go on: right after the hole for a plain connection, at the next
+ * record that decrypts for TLS. A reader that does not resume cancels that stream. A stream that fails with another
+ * {@linkcode CaptureAbandoned} ends where decoding stopped for good (the reason was reported as a `problem`). A stream
+ * its reader cancelled stays so: nothing of its direction is resumed.
+ */
 export interface CapturedConnection {
   /** The connection: its number and endpoints, the roles corrected by its bytes when they were guessed. */
   readonly info: TcpConnectionInfo;
   /** Whether the bytes below were decrypted (`"tls"`) or are as captured (`"plain"`). */
   readonly transport: "tls" | "plain";
-  /** The bytes the client sent. A stream that fails with {@linkcode CaptureAbandoned} ends where decoding stopped. */
+  /** The bytes the client sent, up to its first gap. */
   readonly clientToServer: ReadableStream<Uint8Array>;
-  /** The bytes the server sent. */
+  /** The bytes the server sent, up to its first gap. */
   readonly serverToClient: ReadableStream<Uint8Array>;
-  /** The capture time of the bytes a reader of `direction` took last (see `ByteFeed`). */
+  /** The capture time of the bytes a reader of `direction` (of its latest stream) took last (see `ByteFeed`). */
   timeOf(direction: TcpDirection): CaptureTime;
   /** The TLS handshake's parameters, once known (ALPN: `"h2"` or `"http/1.1"`). */
   readonly tls: TlsHandshakeEvent | undefined;
@@ -85,15 +98,12 @@ export type CaptureConnectionEvent =
     readonly gaps: number;
   };
 
-/**
- * Why a connection's byte streams stopped before its end: the reason was reported as a `problem` already (a TLS
- * fault, bytes lost from the capture, a reader too far behind), so a reader need not report it again.
- */
-export class CaptureAbandoned extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "CaptureAbandoned";
-  }
+/** A gap of a direction whose bytes have not resumed yet. */
+interface PendingGap {
+  readonly error: CaptureGap;
+  readonly resolve: (resumption: CaptureResumption | undefined) => void;
+  /** The bytes of the gaps so far. */
+  skipped: number;
 }
 
 /** A connection being read: its classification, its feeds, its decryptor. */
@@ -108,7 +118,16 @@ class Connection implements CapturedConnection {
   waitingTime: CaptureTime;
   /** Whether the roles are the reassembly's swapped. */
   swapped = false;
+  /** The current stream of each direction: the first, or the one after its last gap. */
   readonly feeds: { client: ByteFeed; server: ByteFeed };
+  /** Each direction's gap whose bytes after it have not resumed yet. */
+  readonly gaps: { client: PendingGap | undefined; server: PendingGap | undefined } = {
+    client: undefined,
+    server: undefined,
+  };
+  readonly #taken: (bytes: number) => void;
+  readonly clientToServer: ReadableStream<Uint8Array>;
+  readonly serverToClient: ReadableStream<Uint8Array>;
   decryptor: TlsConnectionDecryptor | undefined;
   /** TLS bytes pushed whose decryption has not finished, and the last push. */
   decrypting = 0;
@@ -118,20 +137,56 @@ class Connection implements CapturedConnection {
   constructor(info: TcpConnectionInfo, taken: (bytes: number) => void) {
     this.info = info;
     this.waitingTime = info;
+    this.#taken = taken;
     const time = { seconds: info.seconds, nanoseconds: info.nanoseconds };
     this.feeds = { client: new ByteFeed(time, taken), server: new ByteFeed(time, taken) };
-  }
-
-  get clientToServer(): ReadableStream<Uint8Array> {
-    return this.feeds.client.stream;
-  }
-
-  get serverToClient(): ReadableStream<Uint8Array> {
-    return this.feeds.server.stream;
+    // The first streams: the reader may come after gaps have replaced the feeds.
+    this.clientToServer = this.feeds.client.stream;
+    this.serverToClient = this.feeds.server.stream;
   }
 
   timeOf(direction: TcpDirection): CaptureTime {
     return this.feeds[direction].time;
+  }
+
+  /**
+   * Bytes of `role` were lost: its stream ends here with a {@linkcode CaptureGap} (or, if one is pending, the gap joins
+   * it). A stream its reader cancelled stays so.
+   */
+  lose(role: TcpDirection, lost: CaptureLostBytes): void {
+    const pending = this.gaps[role];
+    if (pending !== undefined) {
+      pending.error.gaps.push(lost);
+      pending.skipped += lost.length;
+      return;
+    }
+    if (this.feeds[role].cancelled) return;
+    let resolve!: (resumption: CaptureResumption | undefined) => void;
+    const resumed = new Promise<CaptureResumption | undefined>((r) => (resolve = r));
+    const error = new CaptureGap(this.info.id, role, lost, resumed);
+    this.gaps[role] = { error, resolve, skipped: lost.length };
+    this.feeds[role].end(error);
+  }
+
+  /**
+   * The bytes of `role` go on after its pending gap, from `streamOffset` (`skippedBytes` not handed on, by default the
+   * gaps'): a new stream for them.
+   */
+  resume(role: TcpDirection, streamOffset: number, skippedBytes: number | undefined, time: CaptureTime): void {
+    const pending = this.gaps[role];
+    if (pending === undefined) return;
+    this.gaps[role] = undefined;
+    const feed = new ByteFeed(time, this.#taken);
+    this.feeds[role] = feed;
+    pending.resolve({ stream: feed.stream, streamOffset, skippedBytes: skippedBytes ?? pending.skipped, time });
+  }
+
+  /** The bytes of `role` (of both, by default) will not resume after a pending gap. */
+  giveUp(role?: TcpDirection): void {
+    for (const r of role === undefined ? (["client", "server"] as const) : [role]) {
+      this.gaps[r]?.resolve(undefined);
+      this.gaps[r] = undefined;
+    }
   }
 
   /** The role of bytes the reassembly says `direction` sent. */
@@ -164,7 +219,9 @@ const concat = (chunks: Uint8Array[]): Uint8Array => {
  * - TLS connections are decrypted with `options.keyLog` and the key logs in the file (pcapng Decryption Secrets
  *   Blocks); a connection whose keys are missing or wrong, or whose handshake is not in the capture, gets a `problem`
  *   naming it, and its streams end with a {@linkcode CaptureAbandoned}; the other connections go on.
- * - A gap in a direction (bytes lost) ends that direction's stream there with a {@linkcode CaptureAbandoned}.
+ * - A gap in a direction (bytes lost) ends that direction's stream there with a {@linkcode CaptureGap}, whose
+ *   `resumed` holds the bytes after it: a plain connection's from right after the hole; a TLS connection's from the
+ *   next record that decrypts (options `maxResyncRecords`), unless the gap cut the handshake (a `problem` then).
  * - Nothing waits for a connection's readers: bytes not read yet are held (up to `maxUnreadBytes` per direction,
  *   beyond which the connection is given up), so one connection never holds up another. Each connection's streams
  *   must be read (or cancelled), beside the events rather than in the loop that reads them: the capture is read on
@@ -262,6 +319,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
     for (const c of this.#connections.values()) {
       c.feeds.client.end(new CaptureAbandoned(message));
       c.feeds.server.end(new CaptureAbandoned(message));
+      c.giveUp();
     }
   }
 
@@ -299,6 +357,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
     const reason = new CaptureAbandoned(`connection ${c.info.id}: ${message}`);
     c.feeds.client.end(reason);
     c.feeds.server.end(reason);
+    c.giveUp();
   }
 
   #feed(c: Connection, role: TcpDirection, bytes: Uint8Array, time: CaptureTime): void {
@@ -311,6 +370,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
   }
 
   #onTls(c: Connection, time: CaptureTime): (event: TlsEvent) => void {
+    // The `lost` and `resync` events come from the decryptor's serial work, in order with the data around them.
     return (event) => {
       if (c.abandoned) return;
       switch (event.kind) {
@@ -323,12 +383,19 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
           break;
         case "alert":
           break;
+        case "lost":
+          c.lose(event.direction, { streamOffset: event.streamOffset, length: event.length, time });
+          break;
+        case "resync":
+          c.resume(event.direction, event.recordOffset, event.skippedBytes, time);
+          break;
         case "problem":
           if (event.direction === undefined) this.#abandon(c, `TLS: ${event.message}`, time);
           else {
             const message = `TLS (${event.direction}): ${event.message}`;
             this.#emit({ kind: "problem", connection: c.info.id, message, time });
             c.feeds[event.direction].end(new CaptureAbandoned(`connection ${c.info.id}: ${event.message}`));
+            c.giveUp(event.direction);
           }
       }
     };
@@ -382,6 +449,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
     }
     c.feeds.client.end();
     c.feeds.server.end();
+    c.giveUp();
   }
 
   #onTcp(event: TcpStreamEvent): Promise<void> | void {
@@ -398,7 +466,11 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
           this.#classify(c, false);
           return;
         }
-        this.#deliver(c, c.roleOf(event.direction), event.bytes, event.time);
+        const role = c.roleOf(event.direction);
+        if (c.decryptor === undefined && c.gaps[role] !== undefined) {
+          c.resume(role, event.streamOffset, undefined, event.time);
+        }
+        this.#deliver(c, role, event.bytes, event.time);
         // Decryption is asynchronous: it is let catch up before much is pushed ahead of it.
         if (c.decrypting > 1024 * 1024) return c.lastPush;
         return;
@@ -419,12 +491,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
         if (c.decryptor !== undefined) {
           c.lastPush = c.decryptor.gap(role, event.length, this.#onTls(c, event.time)).catch(() => {});
         } else {
-          c.feeds[role].end(
-            new CaptureAbandoned(
-              `connection ${c.info.id}: ${event.length} bytes of the ${role}'s are missing from the capture at its ` +
-                `byte ${event.streamOffset}`,
-            ),
-          );
+          c.lose(role, { streamOffset: event.streamOffset, length: event.length, time: event.time });
         }
         return;
       }

@@ -128,6 +128,28 @@ export async function decodeCaptureFile(
               }),
           );
           break;
+        case "websocket":
+          // Pings and pongs are noise here; the client's messages and the close frames say something.
+          if (!wanted(item.connection, item.path) || item.message === "ping" || item.message === "pong") break;
+          await print(
+            options.output === "table"
+              ? `${formatCaptureTime(item.time)}  ${
+                String(item.connection).padStart(4)
+              }  WebSocket ${item.direction} ${item.message} (${item.bytes} bytes)${
+                item.code === undefined ? "" : ` ${item.code} ${item.reason ?? ""}`
+              }`
+              : JSON.stringify({
+                time: formatCaptureTime(item.time),
+                connection: item.connection,
+                stream: item.stream,
+                path: item.path,
+                websocket: item.message,
+                direction: item.direction,
+                bytes: item.bytes,
+                ...(item.code === undefined ? {} : { code: item.code, reason: item.reason }),
+              }),
+          );
+          break;
         case "response":
           if (options.output === "table" && wanted(item.connection, item.path)) {
             await print(
@@ -152,13 +174,25 @@ export async function decodeCaptureFile(
               `missing from the capture at its byte ${item.streamOffset}`,
           );
           break;
+        case "resumed":
+          await out.note(
+            item.stream === undefined
+              ? `watchwire: ${file}: connection ${item.connection}: decoding of the ${item.direction}'s bytes resumed ` +
+                `after the gap (${item.skippedBytes} bytes skipped)`
+              : `watchwire: ${file}: connection ${item.connection}, stream ${item.stream}${
+                item.path === undefined ? "" : ` (${item.path})`
+              }: the watch resumed at its next whole event (${item.skippedBytes} bytes of its body skipped, the ` +
+                "events in them lost)",
+          );
+          break;
         case "summary": {
           const skipped = Object.entries(item.skipped).filter(([, n]) => n > 0).map(([why, n]) => `${n} ${why}`);
           await out.note(
             `watchwire: ${file}: ${item.packets} packets${
               skipped.length ? ` (skipped: ${skipped.join(", ")})` : ""
             }, ` +
-              `${item.connections} connections, ${item.responses} responses, ${item.events} events, ${item.gaps} gaps`,
+              `${item.connections} connections, ${item.responses} responses, ${item.events} events, ${item.gaps} gaps, ` +
+              `${item.resumed} resumed`,
           );
           break;
         }

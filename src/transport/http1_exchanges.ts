@@ -47,6 +47,33 @@ export interface Http1Exchange {
 }
 
 /**
+ * Options of {@linkcode decodeHttp1Exchanges}: the decoders' limits, and what to do with the client's bytes after a
+ * protocol switch.
+ *
+ * @example
+ * ```ts
+ * import type { Http1ExchangeOptions } from "watchwire/capture";
+ *
+ * // The client's WebSocket frames after a 101, taken for reading (here only cancelled).
+ * const options: Http1ExchangeOptions = {
+ *   takeRequestTunnel: (request, tunnel) => {
+ *     void tunnel.cancel();
+ *     return request.headers.some(([name, value]) => name === "upgrade" && value === "websocket");
+ *   },
+ * };
+ * console.log(typeof options.takeRequestTunnel); // function
+ * ```
+ */
+export interface Http1ExchangeOptions extends Http1DecoderOptions {
+  /**
+   * Offered the client's bytes after a request whose protocol switch the server accepted (a `101` to an `Upgrade`, a
+   * 2xx to CONNECT), when they start: return `true` to take them, and then read them as they come (or cancel them).
+   * Bytes not taken are discarded.
+   */
+  takeRequestTunnel?: (request: Http1ExchangeRequest, tunnel: ReadableStream<Uint8Array>) => boolean;
+}
+
+/**
  * Decodes both directions of an HTTP/1.1 connection: the server-to-client bytes to responses and, if given, the
  * client-to-server bytes to requests, paired in order (RFC 9112 §9.3: responses come in the order of the requests).
  * The requests decide how some responses are framed: a response to HEAD has no body whatever its Content-Length says,
@@ -74,8 +101,9 @@ export interface Http1Exchange {
 export function decodeHttp1Exchanges(
   serverToClient: ReadableStream<Uint8Array>,
   clientToServer?: ReadableStream<Uint8Array>,
-  options: Http1DecoderOptions = {},
+  options: Http1ExchangeOptions = {},
 ): ReadableStream<Http1Exchange> {
+  const { takeRequestTunnel, ...decoderOptions } = options;
   const requests = new Map<number, Http1ExchangeRequest>();
   let received = 0; // requests read so far
   /** Status of the final (or 101) response to each request, once read, until the client side asks for it. */
@@ -104,7 +132,7 @@ export function decodeHttp1Exchanges(
 
   const responses = serverToClient.pipeThrough(
     new Http1ResponseDecoderStream({
-      ...options,
+      ...decoderOptions,
       requestMethod: clientToServer === undefined ? undefined : async (index) => (await requestAt(index))?.method,
     }),
   ).getReader();
@@ -113,7 +141,7 @@ export function decodeHttp1Exchanges(
   if (clientToServer !== undefined) {
     requestReader = clientToServer.pipeThrough(
       new Http1RequestDecoderStream({
-        ...options,
+        ...decoderOptions,
         switchedProtocols: async (request) => {
           const status = await answerTo(request.index);
           // No response was captured: as the decoder's own default.
@@ -130,7 +158,9 @@ export function decodeHttp1Exchanges(
           if (done) break;
           const { body, trailers: _t, tunnel, inputOffsetOf: _i, ...head } = value;
           body.cancel().catch(() => {});
-          tunnel.then((bytes) => bytes?.cancel()).catch(() => {});
+          tunnel.then((bytes) => {
+            if (bytes !== undefined && !(takeRequestTunnel?.(head, bytes) ?? false)) return bytes.cancel();
+          }).catch(() => {});
           requests.set(value.index, head);
           received = value.index + 1;
           wakeAll();

@@ -32,30 +32,61 @@ export class RecordProtection {
     return this.#suite.aead === "AES-GCM" ? EXPLICIT_NONCE_BYTES + TAG_BYTES : TAG_BYTES;
   }
 
+  /** The sequence number of the next record to open. */
+  get sequence(): number {
+    return this.#sequence;
+  }
+
   /**
    * The plaintext of a record (`type`, `version` and `fragment` as in its header; at least `minFragmentBytes`), or
    * undefined if it fails authentication. TLS 1.3: the inner plaintext (content, type, padding). The sequence number
    * advances only when a record opens.
    */
   async open(type: number, version: number, fragment: Uint8Array): Promise<Uint8Array | undefined> {
-    const plain =
-      await (this.#suite.version === "1.3"
-        ? this.#opener.open(this.#maskedNonce(), recordHeader(type, version, fragment.length), fragment)
-        : this.#openTls12(type, version, fragment));
+    const plain = await this.openAt(this.#sequence, type, version, fragment);
     if (plain !== undefined) this.#sequence++;
     return plain;
   }
 
-  #openTls12(type: number, version: number, fragment: Uint8Array): Promise<Uint8Array | undefined> {
+  /**
+   * {@linkcode RecordProtection.open} as the record of sequence number `sequence`, without moving the sequence number:
+   * how decryption finds its place again after records were lost (see {@linkcode RecordProtection.resumeAfter}).
+   */
+  openAt(sequence: number, type: number, version: number, fragment: Uint8Array): Promise<Uint8Array | undefined> {
+    return this.#suite.version === "1.3"
+      ? this.#opener.open(this.#maskedNonce(sequence), recordHeader(type, version, fragment.length), fragment)
+      : this.#openTls12(sequence, type, version, fragment);
+  }
+
+  /** The record of sequence number `sequence` has opened (by `openAt`): the next record is the one after it. */
+  resumeAfter(sequence: number): void {
+    this.#sequence = sequence + 1;
+  }
+
+  /**
+   * TLS 1.2 AES-GCM: a record's explicit nonce, which senders (OpenSSL, Go, NSS) set to the record's sequence number:
+   * a hint worth trying first, never trusted (the sequence number is authenticated, the nonce is not a proof of it).
+   * Undefined for the other suites, or a nonce beyond 2^53.
+   */
+  explicitNonceOf(fragment: Uint8Array): number | undefined {
+    if (this.#suite.version !== "1.2" || this.#suite.aead !== "AES-GCM" || fragment.length < EXPLICIT_NONCE_BYTES) {
+      return undefined;
+    }
+    const view = new DataView(fragment.buffer, fragment.byteOffset, EXPLICIT_NONCE_BYTES);
+    const high = view.getUint32(0);
+    return high >= 2 ** 21 ? undefined : high * TWO_32 + view.getUint32(4);
+  }
+
+  #openTls12(sequence: number, type: number, version: number, fragment: Uint8Array): Promise<Uint8Array | undefined> {
     // additional_data = seq_num + TLSCompressed.type + TLSCompressed.version + TLSCompressed.length
     const additionalData = new Uint8Array(13);
-    this.#writeSequence(additionalData, 0);
+    writeSequence(additionalData, 0, sequence);
     additionalData[8] = type;
     additionalData[9] = version >>> 8;
     additionalData[10] = version & 0xff;
     if (this.#suite.aead === "CHACHA20-POLY1305") {
       writeLength(additionalData, 11, fragment.length - TAG_BYTES);
-      return this.#opener.open(this.#maskedNonce(), additionalData, fragment);
+      return this.#opener.open(this.#maskedNonce(sequence), additionalData, fragment);
     }
     // AES-GCM: nonce = 4-byte salt from the key block + the record's 8-byte explicit nonce.
     writeLength(additionalData, 11, fragment.length - EXPLICIT_NONCE_BYTES - TAG_BYTES);
@@ -66,19 +97,19 @@ export class RecordProtection {
   }
 
   /** The 12-byte IV XOR the 64-bit sequence number, padded on the left (TLS 1.3, and TLS 1.2 ChaCha20-Poly1305). */
-  #maskedNonce(): Uint8Array {
+  #maskedNonce(sequence: number): Uint8Array {
     const nonce = this.#iv.slice();
-    const sequence = new Uint8Array(8);
-    this.#writeSequence(sequence, 0);
-    for (let i = 0; i < 8; i++) nonce[4 + i] ^= sequence[i];
+    const bytes = new Uint8Array(8);
+    writeSequence(bytes, 0, sequence);
+    for (let i = 0; i < 8; i++) nonce[4 + i] ^= bytes[i];
     return nonce;
   }
+}
 
-  #writeSequence(out: Uint8Array, at: number): void {
-    const view = new DataView(out.buffer, out.byteOffset + at, 8);
-    view.setUint32(0, Math.floor(this.#sequence / TWO_32));
-    view.setUint32(4, this.#sequence >>> 0);
-  }
+function writeSequence(out: Uint8Array, at: number, sequence: number): void {
+  const view = new DataView(out.buffer, out.byteOffset + at, 8);
+  view.setUint32(0, Math.floor(sequence / TWO_32));
+  view.setUint32(4, sequence >>> 0);
 }
 
 /** A record header: the additional data of TLS 1.3. */

@@ -32,6 +32,7 @@ import { nextTrafficSecret, trafficKeys } from "./tls13_key_schedule.ts";
 import { TlsDirectionState } from "./tls_direction_state.ts";
 import type { TlsEvent, TlsProblemReason } from "./tls_events.ts";
 import { TlsFault } from "./tls_fault.ts";
+import { TlsRecordResync, type TlsResyncCandidate } from "./tls_record_resync.ts";
 import {
   ALERT,
   APPLICATION_DATA,
@@ -39,6 +40,7 @@ import {
   DEFAULT_MAX_RECORD_BYTES,
   HANDSHAKE,
   type TlsRecord,
+  TlsRecordSplitter,
 } from "./tls_record_splitter.ts";
 
 /** Options of {@linkcode TlsConnectionDecryptor}. */
@@ -52,7 +54,22 @@ export interface TlsConnectionDecryptorOptions {
    * delivers, say, a direction's encrypted records before the hello they depend on), in bytes. Default 1 MiB.
    */
   maxPendingBytes?: number;
+  /**
+   * After bytes of a direction were lost (a TCP gap) past its handshake, decryption looks for the next record that
+   * opens: each plausible record header after the gap is tried under the sequence numbers from the one expected next
+   * upward, as many as records could have been lost (skipped bytes / the smallest record + 1), but at most this many.
+   * 0: a gap ends the direction's decryption. Default 1024.
+   */
+  maxResyncRecords?: number;
 }
+
+/** The default of `maxResyncRecords`. */
+export const DEFAULT_MAX_RESYNC_RECORDS = 1024;
+
+/** Plausible record headers after a gap that may fail to open before decryption of the direction gives up. */
+const MAX_RESYNC_CANDIDATES = 8;
+
+const RECORD_HEADER_BYTES = 5;
 
 /** The default of `maxPendingBytes`. */
 export const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024;
@@ -78,6 +95,15 @@ type Emit = (event: TlsEvent) => void;
  *   data (a rejected attempt's records are skipped, as the server skips them).
  * - The key log is consulted once both hellos are known (and, for each later secret, when it is needed): a line added
  *   later than that does not help this connection.
+ * - Lost bytes (a TCP gap, {@linkcode TlsConnectionDecryptor.gap}) during the handshake end the direction (a
+ *   `problem`). After it (AEAD records of the application data phase, TLS 1.2 and 1.3), the direction's plaintext
+ *   stops there (a `lost` event) and decryption resumes at the next record that opens (a `resync` event, then its
+ *   `data`): the bytes after the gap are scanned for a plausible record header (content type 23, version 0x0303, a
+ *   length within `maxRecordBytes`; TLS 1.2 also an alert's), and its record is opened under the sequence numbers from the one expected next
+ *   upward (as many as the skipped bytes could have held, at most `maxResyncRecords`; TLS 1.2 AES-GCM tries the
+ *   record's explicit nonce first); if none opens, the next plausible header is tried, and after
+ *   8 that do not, the direction ends with a `problem`. Nothing that fails authentication is ever
+ *   handed on. A key update lost in the gap is not recovered.
  *
  * Each call returns a promise (WebCrypto decrypts asynchronously); calls are taken in order, whether or not the
  * caller waits for each, and each call's events go to its `emit` before its promise resolves.
@@ -85,6 +111,7 @@ type Emit = (event: TlsEvent) => void;
 export class TlsConnectionDecryptor {
   readonly #keyLog: KeyLog;
   readonly #maxPendingBytes: number;
+  readonly #maxResyncRecords: number;
   readonly #client: TlsDirectionState;
   readonly #server: TlsDirectionState;
   #clientHello: ClientHelloInfo | undefined;
@@ -110,6 +137,7 @@ export class TlsConnectionDecryptor {
       "maxHandshakeMessageBytes",
     );
     this.#maxPendingBytes = limit(options.maxPendingBytes, DEFAULT_MAX_PENDING_BYTES, "maxPendingBytes");
+    this.#maxResyncRecords = limit(options.maxResyncRecords, DEFAULT_MAX_RESYNC_RECORDS, "maxResyncRecords");
     this.#client = new TlsDirectionState("client", maxRecordBytes, maxHandshake);
     this.#server = new TlsDirectionState("server", maxRecordBytes, maxHandshake);
   }
@@ -119,11 +147,36 @@ export class TlsConnectionDecryptor {
     return this.#serially(() => this.#push(direction, bytes, emit));
   }
 
-  /** Bytes of `direction` are missing from the capture (a TCP gap): that direction is read no further. */
+  /**
+   * `length` bytes of `direction` are missing from the capture (a TCP gap): after the handshake, decryption resumes at
+   * the next record that opens (a `lost` event now, a `resync` event then); during it, the direction is read no
+   * further (a `problem`).
+   */
   gap(direction: TcpDirection, length: number, emit: Emit): Promise<void> {
     return this.#serially(() => {
       const state = this.#state(direction);
       if (state.stopped || state.inputClosed || this.#ended) return Promise.resolve();
+      if (state.resync !== undefined) {
+        emit({ kind: "lost", direction, streamOffset: state.resync.offset, length });
+        state.resync.lose(length);
+        return Promise.resolve();
+      }
+      if (this.#canResync(state)) {
+        const at = state.splitter.offset;
+        const lastRecordEnd = state.splitter.partialRecordOffset ?? at;
+        const minFragmentBytes = state.protection!.minFragmentBytes;
+        // TLS 1.2 shows an alert's content type, and its protected length (the alert's 2 bytes and the overhead).
+        const alertBytes = this.#suite!.version === "1.2" ? minFragmentBytes + 2 : 0;
+        state.resync = new TlsRecordResync(
+          at + length,
+          lastRecordEnd,
+          minFragmentBytes,
+          state.maxRecordBytes,
+          alertBytes,
+        );
+        emit({ kind: "lost", direction, streamOffset: at, length });
+        return Promise.resolve();
+      }
       state.inputClosed = true;
       const error = new DecodeError(
         "TLS_INVALID",
@@ -142,6 +195,25 @@ export class TlsConnectionDecryptor {
       if (this.#ended) return;
       this.#ended = true;
       for (const state of [this.#client, this.#server]) {
+        const resync = state.resync;
+        if (resync !== undefined && !state.stopped) {
+          // The last candidates, whose lengths run past the end, are no records: those after them may be.
+          const after = await this.#resync(state, resync, new Uint8Array(0), emit, true);
+          if (state.stopped) continue;
+          if (after === undefined) {
+            state.resync = undefined;
+            // Bytes came after the gap and none of them decrypted: say so (a gap at the very end needs no word).
+            if (resync.received > 0) this.#fail(state, this.#notResynced(state, resync), emit);
+            continue;
+          }
+          try {
+            state.splitter.push(after, (record) => state.enqueue(record));
+          } catch (error) {
+            if (!(error instanceof DecodeError)) throw error;
+            state.inputClosed = true;
+            state.enqueue(new TlsFault(error.code === "MESSAGE_TOO_LARGE" ? "too-large" : "malformed", error));
+          }
+        }
         const partial = state.splitter.partialRecordOffset;
         if (state.stopped || state.inputClosed || partial === undefined) continue;
         const error = new DecodeError("TRUNCATED", partial, "the bytes end inside a TLS record", {
@@ -185,6 +257,11 @@ export class TlsConnectionDecryptor {
   async #push(direction: TcpDirection, bytes: Uint8Array, emit: Emit): Promise<void> {
     const state = this.#state(direction);
     if (state.stopped || state.inputClosed || this.#ended) return;
+    if (state.resync !== undefined) {
+      const after = await this.#resync(state, state.resync, bytes, emit);
+      if (after === undefined || state.stopped) return;
+      bytes = after;
+    }
     try {
       state.splitter.push(bytes, (record) => state.enqueue(record));
     } catch (error) {
@@ -491,6 +568,12 @@ export class TlsConnectionDecryptor {
       throw this.#authenticationFault(state, record);
     }
     state.skipUndecryptable = false;
+    this.#readInnerPlaintext(state, inner, record, emit);
+    return "done";
+  }
+
+  /** TLS 1.3: an opened record's inner plaintext (content, content type, zero padding). */
+  #readInnerPlaintext(state: TlsDirectionState, inner: Uint8Array, record: TlsRecord, emit: Emit): void {
     let end = inner.length;
     while (end > 0 && inner[end - 1] === 0) end--;
     if (end === 0) throw this.#fault(state, "malformed", record.offset, "a protected record without a content type");
@@ -503,7 +586,136 @@ export class TlsConnectionDecryptor {
       );
     }
     this.#readPlaintext(state, inner[end - 1], inner.subarray(0, end - 1), record, emit);
-    return "done";
+  }
+
+  /** Whether lost bytes of `state` can be skipped: its side's handshake is over, its records are AEAD-protected. */
+  #canResync(state: TlsDirectionState): boolean {
+    return this.#maxResyncRecords > 0 && this.#announced && state.phase === "encrypted" && state.finished &&
+      state.protection !== undefined && !state.waiting;
+  }
+
+  /**
+   * Scans bytes after a gap for the next record that opens. Once one does: yields the `resync` event and its content,
+   * and returns the bytes after it (read as records from then on); undefined while none has yet (or none will).
+   */
+  async #resync(
+    state: TlsDirectionState,
+    resync: TlsRecordResync,
+    bytes: Uint8Array,
+    emit: Emit,
+    final = false,
+  ): Promise<Uint8Array | undefined> {
+    resync.push(bytes);
+    const found = await this.#findRecord(state, resync, final, emit);
+    if (found === undefined) return undefined;
+    const { candidate } = found;
+    const protection = state.protection!;
+    const skippedRecords = found.sequence - protection.sequence;
+    protection.resumeAfter(found.sequence);
+    const end = candidate.offset + RECORD_HEADER_BYTES + candidate.fragment.length;
+    const after = resync.after(candidate);
+    state.resync = undefined;
+    state.splitter = new TlsRecordSplitter(state.maxRecordBytes, state.context, end);
+    emit({
+      kind: "resync",
+      direction: state.direction,
+      recordOffset: candidate.offset,
+      skippedBytes: resync.skippedTo(candidate.offset),
+      skippedRecords,
+    });
+    const record: TlsRecord = {
+      type: candidate.type,
+      version: candidate.version,
+      fragment: candidate.fragment,
+      owned: false,
+      offset: candidate.offset,
+    };
+    try {
+      if (this.#suite!.version === "1.3") this.#readInnerPlaintext(state, found.plain, record, emit);
+      else this.#readPlaintext(state, record.type, found.plain, record, emit);
+      state.recordsRead++;
+    } catch (error) {
+      if (!(error instanceof TlsFault)) throw error;
+      this.#fail(state, error, emit);
+      return undefined;
+    }
+    return after;
+  }
+
+  /**
+   * The first candidate after a gap that opens, in order; while the first waits for its fragment, one after it that
+   * has come and opens (see `TlsRecordResync.ahead`). Undefined while none has (or, having failed the direction, none
+   * will: after MAX_RESYNC_CANDIDATES that do not open).
+   */
+  async #findRecord(
+    state: TlsDirectionState,
+    resync: TlsRecordResync,
+    final: boolean,
+    emit: Emit,
+  ): Promise<{ candidate: TlsResyncCandidate; sequence: number; plain: Uint8Array } | undefined> {
+    const protection = state.protection!;
+    for (;;) {
+      const candidate = resync.next(final);
+      if (candidate === undefined) {
+        for (const ahead of final ? [] : resync.ahead()) {
+          const opened = await this.#openAfterGap(protection, resync, ahead);
+          if (opened !== undefined) return { candidate: ahead, ...opened };
+          resync.failed(ahead);
+        }
+        return undefined;
+      }
+      const opened = resync.knownToFail(candidate)
+        ? undefined
+        : await this.#openAfterGap(protection, resync, candidate);
+      if (opened !== undefined) return { candidate, ...opened };
+      resync.reject();
+      if (resync.rejected < MAX_RESYNC_CANDIDATES) continue;
+      if (!final) {
+        state.resync = undefined;
+        this.#fail(state, this.#notResynced(state, resync), emit);
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * Opens a candidate record after a gap under the sequence numbers it may have: from the one expected next upward,
+   * one more than the records the skipped bytes could hold, at most `maxResyncRecords`.
+   */
+  async #openAfterGap(
+    protection: RecordProtection,
+    resync: TlsRecordResync,
+    candidate: TlsResyncCandidate,
+  ): Promise<{ sequence: number; plain: Uint8Array } | undefined> {
+    const { type, version, fragment } = candidate;
+    const expected = protection.sequence;
+    const smallest = RECORD_HEADER_BYTES + protection.minFragmentBytes;
+    const tries = Math.min(this.#maxResyncRecords, Math.floor(resync.skippedTo(candidate.offset) / smallest) + 1);
+    const hint = protection.explicitNonceOf(fragment);
+    const hinted = hint !== undefined && hint >= expected && hint < expected + tries ? hint : undefined;
+    if (hinted !== undefined) {
+      const plain = await protection.openAt(hinted, type, version, fragment);
+      if (plain !== undefined) return { sequence: hinted, plain };
+    }
+    for (let sequence = expected; sequence < expected + tries; sequence++) {
+      if (sequence === hinted) continue;
+      const plain = await protection.openAt(sequence, type, version, fragment);
+      if (plain !== undefined) return { sequence, plain };
+    }
+    return undefined;
+  }
+
+  /** The problem of a direction whose bytes after a gap hold no record that opens. */
+  #notResynced(state: TlsDirectionState, resync: TlsRecordResync): TlsFault {
+    const error = new DecodeError(
+      "TLS_INVALID",
+      resync.lastRecordEnd,
+      `bytes are missing from the capture, and no record in the ${resync.received} bytes after them decrypts (` +
+        `${resync.rejected} plausible record headers tried; a key update lost with them?): the rest of this ` +
+        "direction cannot be decrypted",
+      { context: state.context },
+    );
+    return new TlsFault("lost-bytes", error);
   }
 
   /** TLS 1.3: the direction's handshake keys, from its logged handshake traffic secret. */

@@ -8,6 +8,7 @@ import { HandshakeMessageReader } from "./handshake_message_reader.ts";
 import type { RecordProtection } from "./record_protection.ts";
 import type { TlsFault } from "./tls_fault.ts";
 import { type TlsRecord, TlsRecordSplitter } from "./tls_record_splitter.ts";
+import type { TlsRecordResync } from "./tls_record_resync.ts";
 
 /** Where a direction is: before its hello, after it in plaintext, or decrypting. */
 export type TlsDirectionPhase = "hello" | "after-hello" | "encrypted";
@@ -20,7 +21,8 @@ export class TlsDirectionState {
   readonly direction: TcpDirection;
   /** How its faults name its bytes: "client-to-server bytes" or "server-to-client bytes". */
   readonly context: string;
-  readonly splitter: TlsRecordSplitter;
+  /** Its records; a new one when records follow on again after bytes were lost. */
+  splitter: TlsRecordSplitter;
   readonly handshake: HandshakeMessageReader;
   phase: TlsDirectionPhase = "hello";
   /** Records read so far (the first must hold the hello). */
@@ -37,6 +39,8 @@ export class TlsDirectionState {
   skipUndecryptable = false;
   /** A problem has ended it: nothing more is read or yielded. */
   stopped = false;
+  /** Bytes were lost after the handshake: the next record that opens is looked for (see `TlsRecordResync`). */
+  resync: TlsRecordResync | undefined;
   /** Its input can no longer be split (a fault in a record header, lost bytes): later bytes are ignored. */
   inputClosed = false;
   readonly #queue: (TlsRecord | TlsFault)[] = [];
@@ -44,8 +48,12 @@ export class TlsDirectionState {
   #pendingBytes = 0;
   #heldUpTo = 0;
 
+  /** The longest record fragment accepted. */
+  readonly maxRecordBytes: number;
+
   constructor(direction: TcpDirection, maxRecordBytes: number, maxHandshakeMessageBytes: number) {
     this.direction = direction;
+    this.maxRecordBytes = maxRecordBytes;
     this.context = direction === "client" ? "client-to-server bytes" : "server-to-client bytes";
     this.splitter = new TlsRecordSplitter(maxRecordBytes, this.context);
     this.handshake = new HandshakeMessageReader(maxHandshakeMessageBytes, this.context);

@@ -49,6 +49,34 @@ export interface TlsAlertEvent {
   readonly recordOffset: number;
 }
 
+/**
+ * Bytes of a direction were lost after its handshake (a TCP gap): its plaintext stops here, and the decryptor looks
+ * for the next record that opens; a `resync` event says where it found one, a `problem` that it found none. Comes
+ * once per gap, before anything of the bytes after it.
+ */
+export interface TlsLostEvent {
+  readonly kind: "lost";
+  readonly direction: TcpDirection;
+  /** Where the lost bytes start in the direction's bytes, and how many. */
+  readonly streamOffset: number;
+  readonly length: number;
+}
+
+/**
+ * Decryption of a direction goes on after lost bytes, at a record that opened under a later sequence number: the
+ * `data` events that follow are the plaintext from that record on.
+ */
+export interface TlsResyncEvent {
+  readonly kind: "resync";
+  readonly direction: TcpDirection;
+  /** Offset of the record that opened, in the direction's bytes. */
+  readonly recordOffset: number;
+  /** Bytes of the direction not decrypted: from the end of the last record read to `recordOffset`, the gap's included. */
+  readonly skippedBytes: number;
+  /** Records lost: how far its sequence number is past the one expected next. */
+  readonly skippedRecords: number;
+}
+
 /** Why decryption stopped. */
 export type TlsProblemReason =
   /** A direction's first bytes are not its hello: the capture started mid-connection (or the roles are swapped). */
@@ -67,7 +95,7 @@ export type TlsProblemReason =
   | "truncated"
   /** Records wait for the other direction's handshake, which is not in the capture. */
   | "incomplete"
-  /** Bytes of the direction are missing from the capture. */
+  /** Bytes of the direction are missing from the capture (during the handshake, or none after them decrypts). */
   | "lost-bytes";
 
 /**
@@ -85,4 +113,10 @@ export interface TlsProblemEvent {
 }
 
 /** What `TlsConnectionDecryptor` yields. */
-export type TlsEvent = TlsHandshakeEvent | TlsDataEvent | TlsAlertEvent | TlsProblemEvent;
+export type TlsEvent =
+  | TlsHandshakeEvent
+  | TlsDataEvent
+  | TlsAlertEvent
+  | TlsProblemEvent
+  | TlsLostEvent
+  | TlsResyncEvent;

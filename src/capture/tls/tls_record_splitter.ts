@@ -51,13 +51,17 @@ export class TlsRecordSplitter {
   #offset = 0;
   #recordOffset = 0;
 
-  /** A splitter whose faults name `context` (e.g. "client-to-server bytes"). */
-  constructor(maxRecordBytes: number, context: string) {
+  /**
+   * A splitter whose faults name `context` (e.g. "client-to-server bytes"), whose first byte is byte `startOffset` of
+   * the direction (0, or where records follow on again after bytes were lost).
+   */
+  constructor(maxRecordBytes: number, context: string, startOffset = 0) {
     this.#maxRecordBytes = maxRecordBytes;
     this.#context = context;
+    this.#offset = startOffset;
   }
 
-  /** Bytes taken so far. */
+  /** The direction's offset of the next byte: bytes taken so far, from the start offset. */
   get offset(): number {
     return this.#offset;
   }

@@ -9,7 +9,7 @@ import {
   Http2ConnectionDecoderStream,
   type Http2Message,
 } from "./connection_decoder_stream.ts";
-import type { Http2Settings } from "./frames.ts";
+import { SettingsQueue } from "./settings_queue.ts";
 
 /**
  * A request as its header block tells it.
@@ -233,35 +233,4 @@ export function decodeHttp2Exchanges(
       return responses.cancel(reason);
     },
   }, { highWaterMark: 0 });
-}
-
-/** One direction's SETTINGS in order: written by its decoder (the sink), read by the other direction's decoder. */
-class SettingsQueue {
-  readonly #items: Http2Settings[] = [];
-  #closed = false;
-  #wake: (() => void) | undefined;
-
-  settings(settings: Http2Settings): void {
-    this.#items.push(settings);
-    this.#notify();
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#notify();
-  }
-
-  /** The next SETTINGS once its direction has decoded it; `undefined` when the direction holds no more. */
-  async next(): Promise<Http2Settings | undefined> {
-    while (this.#items.length === 0 && !this.#closed) {
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-    }
-    return this.#items.shift();
-  }
-
-  #notify(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
-  }
 }
