@@ -53,6 +53,13 @@ export * from "./src/codec/kubernetes/protobuf_watch_frame_decoder.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_body_decoder.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_body_decoder_stream.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_frame_decoder_stream.ts";
+// CBOR watches (application/cbor-seq) and objects (application/cbor).
+export * from "./src/codec/kubernetes/cbor_watch_body_decoder.ts";
+export * from "./src/codec/kubernetes/cbor_watch_body_decoder_stream.ts";
+export {
+  decodeKubernetesCborObject,
+  hasCborSelfDescribedTag,
+} from "./src/codec/kubernetes/decode_kubernetes_cbor_object.ts";
 export {
   hasKubernetesProtobufMagic,
   type KubernetesEnvelope,

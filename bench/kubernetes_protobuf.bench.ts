@@ -39,6 +39,14 @@
  * (src/codec/kubernetes/runtime/repeated_json.ts); `core-event-full-new-fieldsv1` shows the other end. The
  * distinct-objects rows show a stream in between: the strings of each object's own values are new, the rest repeat.
  *
+ * - recorded (`rec-json`, `rec-pb`, `rec-cbor`; not judged): kube-apiserver v1.37.2's own bytes of the same object
+ *   (fixtures/kubernetes/cbor/: the kind's fixture object created on a real server with its `CBORServingAndStorage`
+ *   gate on, and watched with `Accept: application/json`, protobuf and `application/cbor`), one event repeated into
+ *   the same ~6 MB of JSON and the same number of protobuf frames and CBOR data items: the JSON watch, the protobuf
+ *   watch in full and the CBOR watch (`KubernetesCborWatchBodyDecoderStream`), all three decoding to the same plain
+ *   objects (checked before the timing); and, without streams, `JSON.parse` of the JSON event against
+ *   `readKubernetesCborValue` of the CBOR item (`core-rec-json`, `core-rec-cbor`).
+ *
  * Targets: pb / json >= 1.0x events/s; pb-meta / pb >= 5x.
  *
  * Run: `node --expose-gc --import tsx bench/kubernetes_protobuf.bench.ts [--quick]` (or `deno run -A`, `bun`).
@@ -61,6 +69,9 @@ import { decodeWatchEventFrame } from "../src/codec/kubernetes/watch_event_frame
 import { ProtobufReader } from "../src/codec/protobuf/reader.ts";
 import { FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
+import { KubernetesCborWatchBodyDecoderStream } from "../src/codec/kubernetes/cbor_watch_body_decoder_stream.ts";
+import { readKubernetesCborValue } from "../src/codec/kubernetes/read_kubernetes_cbor_value.ts";
+import { CborSequenceDecoder } from "../src/framing/cbor_sequence_decoder.ts";
 import { Rng, splitReads, streamOf } from "./data.ts";
 import {
   type Case,
@@ -88,6 +99,8 @@ const KINDS = [
   {
     name: "Pod",
     file: "v1.Pod",
+    // The Pod after its status was written (its ADDED event has none).
+    recorded: { file: "pods", event: 1 },
     unique: [
       "x2k9p",
       "375f739d-ecbf-497d-a3c8-2d76740c126a",
@@ -103,11 +116,13 @@ const KINDS = [
   {
     name: "ConfigMap (~31 KB of data)",
     file: "v1.ConfigMap",
+    recorded: { file: "configmaps", event: 0 },
     unique: ["web-config", "389df50c-9dd9-4f85-bdc1-a5ac07d30793", "48190012"],
   },
   {
     name: "Node",
     file: "v1.Node",
+    recorded: { file: "nodes", event: 1 },
     unique: [
       "worker-2",
       "2b01c92f-9e5d-4f73-9a4e-74d4ba5ed0ef",
@@ -133,6 +148,40 @@ function firstEvent(file: string): { frame: Uint8Array; line: Uint8Array } {
   const json = new Uint8Array(readFileSync(new URL(`${file}.json`, dir)));
   const length = new DataView(pb.buffer, pb.byteOffset).getUint32(0);
   return { frame: pb.slice(0, 4 + length), line: json.slice(0, json.indexOf(10) + 1) };
+}
+
+const recordedDir = new URL("../fixtures/kubernetes/cbor/", import.meta.url);
+
+/**
+ * Event `index` of kube-apiserver's recorded watch `file` (fixtures/kubernetes/cbor/), as its JSON line (with its
+ * newline), its protobuf frame (with its prefix) and its CBOR data item: the same event in the three encodings.
+ */
+function recordedEvent(file: string, index: number): { line: Uint8Array; frame: Uint8Array; item: Uint8Array } {
+  const json = new Uint8Array(readFileSync(new URL(`${file}.json`, recordedDir)));
+  const pb = new Uint8Array(readFileSync(new URL(`${file}.pb`, recordedDir)));
+  const cbor = new Uint8Array(readFileSync(new URL(`${file}.cbor`, recordedDir)));
+  let start = 0;
+  for (let i = 0; i < index; i++) start = json.indexOf(10, start) + 1;
+  const line = json.slice(start, json.indexOf(10, start) + 1);
+  let at = 0;
+  for (let i = 0; i < index; i++) at += 4 + new DataView(pb.buffer, pb.byteOffset + at, 4).getUint32(0);
+  const frame = pb.slice(at, at + 4 + new DataView(pb.buffer, pb.byteOffset + at, 4).getUint32(0));
+  const items: Uint8Array[] = [];
+  const splitter = new CborSequenceDecoder();
+  splitter.push(cbor, (item) => items.push(item.slice()));
+  splitter.finish();
+  return { line, frame, item: items[index] };
+}
+
+/** Throws unless the recorded event decodes to the same object from JSON, protobuf (full) and CBOR. */
+async function checkRecorded(recorded: { line: Uint8Array; frame: Uint8Array; item: Uint8Array }): Promise<void> {
+  const json = JSON.parse(new TextDecoder().decode(recorded.line));
+  const [pb] = await collectAll(
+    streamOf([recorded.frame]).pipeThrough(new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders })),
+  );
+  const [cbor] = await collectAll(streamOf([recorded.item]).pipeThrough(new KubernetesCborWatchBodyDecoderStream()));
+  if (!sameJson(pb, json)) throw new Error("recorded: the protobuf event differs from the JSON one");
+  if (!sameJson(cbor, json)) throw new Error("recorded: the CBOR event differs from the JSON one");
 }
 
 /** Where `pattern` occurs in `bytes`. */
@@ -432,6 +481,22 @@ for (const k of KINDS) {
     return n;
   };
   log(`${k.name}: ${events} events; JSON ${line.length} B/event, protobuf ${frame.length} B/event`);
+  // kube-apiserver's own bytes of the same object, in the three encodings.
+  const recorded = recordedEvent(k.recorded.file, k.recorded.event);
+  await checkRecorded(recorded);
+  const recEvents = Math.max(1, Math.round(JSON_BYTES / recorded.line.length));
+  const recBodies = {
+    json: repeat(recorded.line, recEvents),
+    pb: repeat(recorded.frame, recEvents),
+    cbor: repeat(recorded.item, recEvents),
+  };
+  const recReads = {
+    json: splitReads(recBodies.json),
+    pb: splitReads(recBodies.pb),
+    cbor: splitReads(recBodies.cbor),
+  };
+  const recLines = Array.from({ length: 256 }, () => new TextDecoder().decode(recorded.line).slice(0, -1));
+  const recItem = recorded.item;
   // The JSON watch, and the protobuf watch in full and in metadata mode, one event per stream item: cases `json`,
   // `pb` and `pb-meta` with `suffix` appended, over `json` and `pb` (the same events' reads in both encodings).
   const watchCases = (suffix: string, json: Uint8Array[], pb: Uint8Array[]): Case[] => [
@@ -557,6 +622,49 @@ for (const k of KINDS) {
     { name: "core-event-meta-copy", expect: lines.length, run: coreEvents(metaReader, "borrowed") },
     { name: "core-event-meta-read", expect: lines.length, run: coreEventsRead(metaReader) },
     { name: "core-event-meta-whole", expect: lines.length, run: coreEvents(wholeMetaReader, "handed-over") },
+    {
+      name: "rec-json",
+      expect: recEvents,
+      run: () => count(streamOf(recReads.json).pipeThrough(new JsonWatchEventDecoderStream())),
+    },
+    {
+      name: "rec-pb",
+      expect: recEvents,
+      run: () =>
+        count(
+          streamOf(recReads.pb).pipeThrough(
+            new KubernetesProtobufWatchBodyDecoderStream({ decoders: builtinDecoders }),
+          ),
+        ),
+    },
+    {
+      name: "rec-cbor",
+      expect: recEvents,
+      run: () => count(streamOf(recReads.cbor).pipeThrough(new KubernetesCborWatchBodyDecoderStream())),
+    },
+    {
+      name: "core-rec-json",
+      expect: recLines.length,
+      run: () => {
+        let n = 0;
+        for (const l of recLines) if (JSON.parse(l).object !== undefined) n++;
+        return n;
+      },
+    },
+    {
+      name: "core-rec-cbor",
+      expect: recLines.length,
+      run: () => {
+        let n = 0;
+        for (let i = 0; i < recLines.length; i++) {
+          const event = readKubernetesCborValue(recItem, 0, recItem.length, 0, "CBOR watch event") as {
+            object?: unknown;
+          };
+          if (event.object !== undefined) n++;
+        }
+        return n;
+      },
+    },
   ];
   // The check first, before any timing: it keeps every event of three decodings of the distinct objects until it has
   // compared them, as an informer keeps its initial list, so the process's first decoded objects mostly survive. V8
@@ -705,8 +813,43 @@ for (const k of KINDS) {
         pbBody,
         `${fmt.ratio(designFloor)} vs full`,
       ),
+      [
+        `kube-apiserver v1.37.2's own bytes of this object (fixtures/kubernetes/cbor/${k.recorded.file}, event ${k.recorded.event}: ${recorded.line.length} B of JSON, ${recorded.frame.length} B of protobuf, ${recorded.item.length} B of CBOR per event; ${recEvents} events; not judged): JSON watch, \`JsonWatchEventDecoderStream\``,
+        fmt.mbps(recBodies.json.length, ms("rec-json")),
+        fmt.rate(recEvents, ms("rec-json")),
+        fmt.us(ms("rec-json"), recEvents),
+        "1.00x",
+        "",
+        "",
+      ],
+      [
+        "the same object as kube-apiserver sent it: protobuf watch (full)",
+        fmt.mbps(recBodies.pb.length, ms("rec-pb")),
+        fmt.rate(recEvents, ms("rec-pb")),
+        fmt.us(ms("rec-pb"), recEvents),
+        `${fmt.ratio(pairedRatio(t, "rec-json", "rec-pb"))} vs its JSON`,
+        "",
+        "",
+      ],
+      [
+        "the same object as kube-apiserver sent it: CBOR watch (`application/cbor-seq`), `KubernetesCborWatchBodyDecoderStream`",
+        fmt.mbps(recBodies.cbor.length, ms("rec-cbor")),
+        fmt.rate(recEvents, ms("rec-cbor")),
+        fmt.us(ms("rec-cbor"), recEvents),
+        `${fmt.ratio(pairedRatio(t, "rec-json", "rec-cbor"))} vs its JSON, ${
+          fmt.ratio(pairedRatio(t, "rec-pb", "rec-cbor"))
+        } vs its protobuf`,
+        "",
+        "",
+      ],
       coreRow("core, no streams: `JSON.parse` of each line", "core-json", "1.00x"),
       coreRow("core, no streams: generated decoder of the object", "core-pb", `${fmt.ratio(cores)} vs JSON.parse`),
+      coreRow("core, no streams: `JSON.parse` of kube-apiserver's JSON event", "core-rec-json", "1.00x"),
+      coreRow(
+        "core, no streams: `readKubernetesCborValue` of kube-apiserver's CBOR event (the same object)",
+        "core-rec-cbor",
+        `${fmt.ratio(pairedRatio(t, "core-rec-json", "core-rec-cbor"))} vs JSON.parse`,
+      ),
       coreRow("core, no streams: the whole event (`decodeWatchEventFrame`), full mode", "core-event-full", "1.00x"),
       coreVsFull(
         "core, no streams: full mode, each event's FieldsV1 bytes never seen before (what was recorded of earlier ones forgotten before each event, so none is built again from its shape)",

@@ -41,6 +41,7 @@ import { peek } from "./peek.ts";
 import { type CaptureOutput, decodeCaptureFile, isCaptureFile } from "./capture.ts";
 import { type GrpcDecoders, loadProtoFiles } from "./proto_files.ts";
 import { cliProtobufCodec, isProtobufWatch, type ListNote, PROTOBUF_WATCH_HEAD_BYTES } from "./protobuf.ts";
+import { CBOR_WATCH_MEDIA_TYPE, cliCborCodec, isCborWatch } from "./cbor.ts";
 import type { ClusterConnection } from "../cluster/cluster_config.ts";
 import { parseWatchArgs, runWatch, WATCH_USAGE_HINT, WatchUsageError } from "./watch.ts";
 
@@ -114,8 +115,8 @@ export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload
                        [--max-event-bytes N] [--request FILE] [--keylog FILE] [--connection N]
                        [--resource TEXT] [--proto FILE]... [--proto-path DIR]... FILE...
        watchwire watch [--kubeconfig FILE] [--context NAME] [-n NAMESPACE | -A] [-l SELECTOR]
-                       [--field-selector SELECTOR] [--format protobuf|json] [--metadata-only]
-                       [--output table|ndjson] [--state FILE] RESOURCE
+                       [--field-selector SELECTOR] [--format protobuf|json|cbor] [--transport http|websocket]
+                       [--metadata-only] [--output table|ndjson] [--state FILE] RESOURCE
 
 Decodes what a Kubernetes (or etcd) watch client received and prints its events.
 FILE (or - for standard input) is a capture file (pcap or pcapng, as tcpdump or Wireshark write it:
@@ -125,14 +126,16 @@ the raw server-to-client bytes of an HTTP/1.1 connection
 (detected by its status line; chunked, Content-Length or close-delimited bodies, gzip, keep-alive),
 the server-to-client bytes of an HTTP/2 connection (detected by a first SETTINGS frame or the client
 preface; one watch per stream, in the order the streams started; gzip and deflate bodies decoded), or a
-bare watch body (newline-delimited JSON, or a Kubernetes protobuf watch: detected by its first frame).
+bare watch body (newline-delimited JSON, a Kubernetes protobuf watch: detected by its first frame, or a
+Kubernetes CBOR watch: detected by its self-described CBOR tag).
 
   -o, --output ndjson|table   one Kubernetes JSON watch event per line (default when stdout is not a
                               terminal), or a table: type, kind, namespace/name, resourceVersion
   --content-type TYPE         the media type of a bare body (and of an HTTP/2 stream whose headers are
                               missing); default: application/vnd.kubernetes.protobuf;stream=watch when
                               the body starts as one (a 4-byte length, then a watch event's type),
-                              else application/json
+                              application/cbor-seq when it starts with the self-described CBOR tag and a
+                              map, else application/json
   --max-event-bytes N         largest event accepted (default 16777216)
   --request FILE              the client-to-server bytes of the same connection: HTTP/1.1 responses
                               and HTTP/2 streams are paired with their requests (table output shows
@@ -154,7 +157,10 @@ bare watch body (newline-delimited JSON, or a Kubernetes protobuf watch: detecte
 
 Kubernetes protobuf watches (Content-Type application/vnd.kubernetes.protobuf;stream=watch) print as
 the same JSON watch events the API server's JSON would give; objects of kinds the built-in decoders do
-not know print as {"kind","apiVersion","metadata"}.
+not know print as {"kind","apiVersion","metadata"}. Kubernetes CBOR watches (Content-Type
+application/cbor-seq, kube-apiserver's answer to Accept: application/cbor with its CBORServingAndStorage
+feature gate on) print as the same JSON watch events too (each object's keys sorted: the server
+shuffles them).
 
 etcd watches: the gRPC messages (grpc-encoding identity or gzip) are decoded as etcdserverpb.
 WatchResponses (fragmented ones joined). ndjson output prints one line per event in the shape of
@@ -178,7 +184,9 @@ RESOURCE as kubectl names it: pods, pod, po, Pod, deployments.apps, deployments.
   -A, --all-namespaces        every namespace
   -l, --selector SELECTOR     a label selector (app=web,tier!=db)
   --field-selector SELECTOR   a field selector (metadata.name=web)
-  --format protobuf|json      how objects travel (default protobuf; JSON for kinds without protobuf)
+  --format protobuf|json|cbor how objects travel (default protobuf; JSON for kinds without protobuf;
+                              cbor: JSON from a server that does not serve CBOR)
+  --transport http|websocket  how the watches travel (default http; lists are always plain HTTP)
   --metadata-only             decode only kind, apiVersion and metadata (protobuf)
   -o, --output table|ndjson   a table: EVENT, [NAMESPACE with -A,] NAME, RESOURCEVERSION, AGE (default when
                               stdout is a terminal), or one JSON watch event per line: ADDED, MODIFIED,
@@ -472,14 +480,20 @@ function cliDecodeOptions(options: Options): DecodeWatchOptions {
       "application/json": json,
       "": json,
       [KUBERNETES_PROTOBUF_MEDIA_TYPE]: cliProtobufCodec(options.maxEventBytes),
+      [CBOR_WATCH_MEDIA_TYPE]: cliCborCodec(options.maxEventBytes),
+      "application/cbor": cliCborCodec(options.maxEventBytes),
     },
   };
 }
 
-/** The media type of a body without headers: `--content-type`, else protobuf if it starts as a protobuf watch. */
+/**
+ * The media type of a body without headers: `--content-type`, else protobuf or CBOR if it starts as a watch of
+ * theirs, else JSON.
+ */
 function bareContentType(options: Options, head: Uint8Array): string {
   if (options.contentType !== undefined) return options.contentType;
-  return isProtobufWatch(head) ? `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch` : "application/json";
+  if (isProtobufWatch(head)) return `${KUBERNETES_PROTOBUF_MEDIA_TYPE};stream=watch`;
+  return isCborWatch(head) ? CBOR_WATCH_MEDIA_TYPE : "application/json";
 }
 
 /** Notes on stderr that `file` cannot be read (it could not be opened, or its first read failed): exit status 2. */

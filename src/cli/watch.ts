@@ -44,7 +44,9 @@ interface WatchOptions {
   allNamespaces: boolean;
   labelSelector: string | undefined;
   fieldSelector: string | undefined;
-  format: "json" | "protobuf" | undefined;
+  format: "json" | "protobuf" | "cbor" | undefined;
+  /** How the watches travel: plain HTTP (the default) or a WebSocket (`--transport websocket`). */
+  transport: "http" | "websocket";
   /** Protobuf objects decoded in full, or only their metadata (`--metadata-only`). */
   mode: "full" | "metadata";
   output: "table" | "ndjson";
@@ -62,6 +64,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
     labelSelector: undefined,
     fieldSelector: undefined,
     format: undefined,
+    transport: "http",
     mode: "full",
     output: stdoutIsTerminal ? "table" : "ndjson",
     state: undefined,
@@ -101,10 +104,18 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
       case "--field-selector":
         options.fieldSelector = value();
         break;
+      case "--transport": {
+        const v = value();
+        if (v !== "http" && v !== "websocket") {
+          throw new WatchUsageError(`--transport must be http or websocket, not ${JSON.stringify(v)}`);
+        }
+        options.transport = v;
+        break;
+      }
       case "--format": {
         const v = value();
-        if (v !== "json" && v !== "protobuf") {
-          throw new WatchUsageError(`--format must be json or protobuf, not ${JSON.stringify(v)}`);
+        if (v !== "json" && v !== "protobuf" && v !== "cbor") {
+          throw new WatchUsageError(`--format must be json, protobuf or cbor, not ${JSON.stringify(v)}`);
         }
         options.format = v;
         break;
@@ -139,7 +150,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
   if (options.allNamespaces && options.namespace !== undefined) {
     throw new WatchUsageError("-n NAMESPACE and -A (all namespaces) exclude each other");
   }
-  if (options.mode === "metadata" && options.format === "json") {
+  if (options.mode === "metadata" && (options.format === "json" || options.format === "cbor")) {
     throw new WatchUsageError("--metadata-only needs --format protobuf (the default)");
   }
   options.resource = resources[0];
@@ -293,6 +304,7 @@ export async function runWatch(options: WatchOptions, host: WatchHost): Promise<
     format: options.format ?? "protobuf",
     protobuf: { decoders: builtinDecoders, mode: options.mode },
   };
+  if (options.transport === "websocket") sourceOptions.transport = "websocket";
   if (options.labelSelector !== undefined) sourceOptions.labelSelector = options.labelSelector;
   if (options.fieldSelector !== undefined) sourceOptions.fieldSelector = options.fieldSelector;
 

@@ -1,11 +1,17 @@
 /**
- * {@linkcode list}: every object of a resource, by a paginated list, in JSON or protobuf.
+ * {@linkcode list}: every object of a resource, by a paginated list, in JSON, protobuf or CBOR.
  *
  * @module
  */
 import { decodeKubernetesProtobufList } from "../codec/kubernetes/decode_list.ts";
 import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
+import {
+  decodeKubernetesCborObject,
+  hasCborSelfDescribedTag,
+} from "../codec/kubernetes/decode_kubernetes_cbor_object.ts";
+import { parseMediaType } from "../codec/media_type.ts";
+import { DecodeError } from "../errors.ts";
 import type { KubernetesObject } from "../events.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
 import { ClusterAccessError, describeCauses } from "./errors.ts";
@@ -13,10 +19,16 @@ import { type ListQuery, listUrl, type ResourceRef } from "./resource.ts";
 import { responseError } from "./response_error.ts";
 import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 
-/** The Accept header of each wire format: protobuf falls back to JSON for kinds that have no protobuf (CRDs). */
+/**
+ * The Accept header of each wire format. Protobuf falls back to JSON for kinds that have no protobuf (CRDs); CBOR to
+ * JSON where the server does not serve CBOR: kube-apiserver without its `CBORServingAndStorage` feature gate answers
+ * `application/cbor, application/json` in JSON (and `application/cbor` alone with 406), with it in CBOR (a watch as
+ * `application/cbor-seq`).
+ */
 export const ACCEPT = {
   json: "application/json",
   protobuf: "application/vnd.kubernetes.protobuf, application/json",
+  cbor: "application/cbor, application/json",
 } as const;
 
 /**
@@ -32,8 +44,13 @@ export const ACCEPT = {
  * ```
  */
 export interface ListOptions extends Omit<ListQuery, "continue"> {
-  /** The wire format asked for: `"json"` (the default) or `"protobuf"` (JSON still, for kinds without protobuf). */
-  format?: "json" | "protobuf";
+  /**
+   * The wire format asked for: `"json"` (the default), `"protobuf"` (JSON still, for kinds without protobuf) or
+   * `"cbor"` (JSON still, from a server that does not serve CBOR: kube-apiserver serves it with its
+   * `CBORServingAndStorage` feature gate on, built-in kinds and CRDs alike). Whatever is asked, each page is decoded
+   * as its Content-Type says.
+   */
+  format?: "json" | "protobuf" | "cbor";
   /**
    * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
    * `builtinDecoders`), needed with `format: "protobuf"` unless `mode` is `"metadata"`; `mode`. See
@@ -326,7 +343,10 @@ async function readPage(
         { cause: e },
       );
     }
-    return { expired: false, page: decodePage(bytes, options, what, where) };
+    return {
+      expired: false,
+      page: decodePage(bytes, response.headers.get("content-type"), options, what, where),
+    };
   } finally {
     watchdog.done();
   }
@@ -358,11 +378,17 @@ async function readBody(response: Response, watchdog: PageWatchdog): Promise<Uin
 }
 
 /**
- * A list page's body, decoded (protobuf by its magic, JSON otherwise). A body cut short (its connection ended inside
- * it, cleanly: the last chunk, END_STREAM, a close) is `CONNECTION_LOST`, saying where it ended; a body malformed
- * otherwise throws as its decoder does.
+ * A list page's body, decoded (protobuf by its magic, CBOR by its Content-Type or its self-described tag, JSON
+ * otherwise). A body cut short (its connection ended inside it, cleanly: the last chunk, END_STREAM, a close) is
+ * `CONNECTION_LOST`, saying where it ended; a body malformed otherwise throws as its decoder does.
  */
-function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where: string): ListObject {
+function decodePage(
+  bytes: Uint8Array,
+  contentType: string | null,
+  options: ListOptions,
+  what: string,
+  where: string,
+): ListObject {
   const cut = (why: string, cause?: unknown) =>
     new ClusterAccessError(
       "CONNECTION_LOST",
@@ -383,6 +409,14 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
     }
     // A cut between the envelope's fields decodes: as a list without its message (no metadata, no items).
     if (protobufCut(bytes)) throw cut("protobuf: the envelope ends before the list's message");
+  } else if (parseMediaType(contentType).essence === "application/cbor" || hasCborSelfDescribedTag(bytes)) {
+    if (bytes.length === 0) throw cut("CBOR: no data item");
+    try {
+      page = decodeKubernetesCborObject<ListObject>(bytes);
+    } catch (e) {
+      if (e instanceof DecodeError && e.code === "TRUNCATED") throw cut(describeCauses(e), e);
+      throw e;
+    }
   } else {
     try {
       page = JSON.parse(new TextDecoder().decode(bytes)) as ListObject;
@@ -401,12 +435,12 @@ function decodePage(bytes: Uint8Array, options: ListOptions, what: string, where
 }
 
 /**
- * Lists every object of a resource: page by page (`limit`, then each `continue` token), in JSON or protobuf. A
+ * Lists every object of a resource: page by page (`limit`, then each `continue` token), in JSON, protobuf or CBOR. A
  * continue token that expired (410, when etcd compacted the list's revision) starts the list again. A failed
  * request is a `ClusterAccessError` with the server's Status message (`UNAUTHORIZED` for a 401, `FORBIDDEN` for a
  * 403). A page whose body breaks off is `CONNECTION_LOST`, in every runtime alike, naming the page (its number and
  * URL, with its continue token) and the bytes read: the body failed (the connection reset; the runtime's own error
- * its `cause`), or ended cleanly inside the list (a cut JSON or protobuf body; the decoder's error its `cause`). A
+ * its `cause`), or ended cleanly inside the list (a cut JSON, protobuf or CBOR body; the decoder's error its `cause`). A
  * page silent for longer than `idleTimeoutMs` (60 s by default: no response, or no byte of its body) has its request
  * aborted and is `TIMEOUT`. An abort of `signal` stays one. `format: "protobuf"` needs `protobuf.decoders` (the kinds
  * to decode) unless `protobuf.mode` is `"metadata"`: without them the list rejects at once with a `USAGE` error.

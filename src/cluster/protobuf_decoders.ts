@@ -14,7 +14,7 @@ import { ClusterAccessError } from "./errors.ts";
  */
 export function checkProtobufDecoders(
   what: string,
-  format: "json" | "protobuf" | undefined,
+  format: "json" | "protobuf" | "cbor" | undefined,
   protobuf: KubernetesProtobufOptions | undefined,
 ): void {
   if (format !== "protobuf" || protobuf?.mode === "metadata" || protobuf?.decoders !== undefined) return;

@@ -7,12 +7,16 @@
 // Without decoders: a Status decodes, and nothing else is wanted here.
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
+import {
+  decodeKubernetesCborObject,
+  hasCborSelfDescribedTag,
+} from "../codec/kubernetes/decode_kubernetes_cbor_object.ts";
 import type { Status } from "../events.ts";
 import { ClusterAccessError } from "./errors.ts";
 
 const LIMIT = 64 * 1024;
 
-/** The Status of a failed response, read from its body (JSON or protobuf), or made from the HTTP status. */
+/** The Status of a failed response, read from its body (JSON, protobuf or CBOR), or made from the HTTP status. */
 export async function responseStatus(response: Response): Promise<Status> {
   let bytes = new Uint8Array(0);
   try {
@@ -24,6 +28,9 @@ export async function responseStatus(response: Response): Promise<Status> {
   try {
     if (hasKubernetesProtobufMagic(bytes)) {
       const object = decodeKubernetesProtobufObject(bytes);
+      if (object.kind === "Status") return object as Status;
+    } else if (hasCborSelfDescribedTag(bytes)) {
+      const object = decodeKubernetesCborObject(bytes);
       if (object.kind === "Status") return object as Status;
     } else {
       text = new TextDecoder().decode(bytes);

@@ -25,8 +25,13 @@ import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
  * ```
  */
 export interface WatchOptions extends WatchQuery {
-  /** The wire format asked for: `"json"` (the default) or `"protobuf"` (JSON still, for kinds without protobuf). */
-  format?: "json" | "protobuf";
+  /**
+   * The wire format asked for: `"json"` (the default), `"protobuf"` (JSON still, for kinds without protobuf) or
+   * `"cbor"` (JSON still, from a server that does not serve CBOR; kube-apiserver serves it with its
+   * `CBORServingAndStorage` feature gate on, as `application/cbor-seq`). Whatever is asked, the body is decoded as
+   * its Content-Type says.
+   */
+  format?: "json" | "protobuf" | "cbor";
   /**
    * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
    * `builtinDecoders`), needed with `format: "protobuf"` unless `mode` is `"metadata"`; `mode`. See

@@ -9,6 +9,11 @@ import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reade
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import { KubernetesProtobufWatchBodyDecoder } from "../codec/kubernetes/protobuf_watch_body_decoder.ts";
+import { KubernetesCborWatchBodyDecoder } from "../codec/kubernetes/cbor_watch_body_decoder.ts";
+import {
+  decodeKubernetesCborObject,
+  hasCborSelfDescribedTag,
+} from "../codec/kubernetes/decode_kubernetes_cbor_object.ts";
 import { BatchDecoderStream } from "../streams/batch_decoder_stream.ts";
 import { DecoderStream, type StreamDecoder } from "../streams/decoder_stream.ts";
 import { type MediaType, parseMediaType } from "../codec/media_type.ts";
@@ -103,10 +108,17 @@ const jsonDecoder: BodyDecoder = (options) =>
 const protobufDecoder: BodyDecoder = (options) =>
   new KubernetesProtobufWatchBodyDecoder<unknown>({ ...options.protobuf, maxEventBytes: options.maxEventBytes });
 
+const cborDecoder: BodyDecoder = (options) =>
+  new KubernetesCborWatchBodyDecoder<unknown>({ maxEventBytes: options.maxEventBytes });
+
 const BUILTIN_BODY_DECODERS: Readonly<Record<string, BodyDecoder>> = {
   "application/json": jsonDecoder,
   "": jsonDecoder,
   [KUBERNETES_PROTOBUF_MEDIA_TYPE]: protobufDecoder,
+  // What kube-apiserver answers a watch asked with `Accept: application/cbor` (or `application/cbor;stream=watch`).
+  "application/cbor-seq": cborDecoder,
+  // A watch labelled as its Accept header named it (`application/cbor;stream=watch`): a sequence of one item or more.
+  "application/cbor": cborDecoder,
 };
 
 /** The stream of events a built-in body decoder makes of `body`. */
@@ -114,14 +126,15 @@ const streamCodec = (decoder: BodyDecoder): WatchBodyCodec => (body, _mediaType,
   body.pipeThrough(new DecoderStream(decoder(options)));
 
 /**
- * The codecs watchwire has built in, by media type essence: JSON (an absent Content-Type is read as JSON) and
- * Kubernetes protobuf watches.
+ * The codecs watchwire has built in, by media type essence: JSON (an absent Content-Type is read as JSON),
+ * Kubernetes protobuf watches and Kubernetes CBOR watches (`application/cbor-seq`, and `application/cbor` for a body
+ * labelled as the request's Accept header named it).
  *
  * @example
  * ```ts
  * import { BUILTIN_WATCH_CODECS } from "watchwire";
  *
- * console.log(Object.keys(BUILTIN_WATCH_CODECS)); // [ "application/json", "", "application/vnd.kubernetes.protobuf" ] ("": no Content-Type)
+ * console.log(Object.keys(BUILTIN_WATCH_CODECS)); // [ "application/json", "", "application/vnd.kubernetes.protobuf", "application/cbor-seq", "application/cbor" ] ("": no Content-Type)
  * ```
  */
 export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = Object.fromEntries(
@@ -131,9 +144,11 @@ export const BUILTIN_WATCH_CODECS: Readonly<Record<string, WatchBodyCodec>> = Ob
 /**
  * Decodes the body of a watch response into typed events, choosing the pipeline from its `Content-Type`:
  * `application/json` (with or without `;stream=watch`), `application/vnd.kubernetes.protobuf;stream=watch`
- * (`KubernetesProtobufWatchBodyDecoderStream`, with `options.protobuf`), more formats through `options.codecs`. A
- * response that is not 2xx becomes a single `ERROR` event carrying its `Status` (as the API server sends it, in JSON
- * or protobuf, or one made from the HTTP status when the body is not a Status), so a watcher handles a 410 the same
+ * (`KubernetesProtobufWatchBodyDecoderStream`, with `options.protobuf`), `application/cbor-seq` (a CBOR watch, as
+ * kube-apiserver answers `Accept: application/cbor` with its `CBORServingAndStorage` feature gate on:
+ * `KubernetesCborWatchBodyDecoderStream`), more formats through `options.codecs`. A response that is not 2xx becomes
+ * a single `ERROR` event carrying its `Status` (as the API server sends it, in JSON, protobuf or CBOR, or one made
+ * from the HTTP status when the body is not a Status), so a watcher handles a 410 the same
  * way whether it came as an event or as the HTTP status. A Content-Type no codec handles makes the stream fail with a
  * `CONTENT_TYPE_UNSUPPORTED` {@linkcode DecodeError}.
  *
@@ -270,6 +285,14 @@ function errorStatusEvent(
           if (object.kind === "Status") status = object as Status;
         } catch {
           // Not a whole object: described from the HTTP status below (its bytes are no message for a person).
+        }
+      } else if (hasCborSelfDescribedTag(bytes)) {
+        // A CBOR Status (the answer to `Accept: application/cbor`).
+        try {
+          const object = decodeKubernetesCborObject(bytes);
+          if (object.kind === "Status") status = object as Status;
+        } catch {
+          // Not a whole object: described from the HTTP status below.
         }
       } else {
         text = new TextDecoder().decode(bytes);

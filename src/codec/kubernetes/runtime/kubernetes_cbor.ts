@@ -529,7 +529,8 @@ function what(into: Into): string {
 
 const view = new DataView(new ArrayBuffer(8));
 
-function half(bits: number): number {
+/** An IEEE 754 half-precision float's value from its 16 bits (CBOR's major type 7, additional information 25). */
+export function half(bits: number): number {
   const exponent = (bits >> 10) & 0x1f;
   const mantissa = bits & 0x3ff;
   const sign = bits & 0x8000 ? -1 : 1;
