@@ -42,10 +42,20 @@ export * from "./src/transport/http2/frame_decoder.ts";
 export * from "./src/transport/http2/frame_decoder_stream.ts";
 export * from "./src/transport/http2/frame_encoder.ts";
 export * from "./src/transport/hpack/hpack_decoder.ts";
+// WebSocket (RFC 6455) frames, and a Kubernetes watch's messages to its events.
+export * from "./src/transport/websocket/websocket_message.ts";
+export * from "./src/transport/websocket/websocket_frame_decoder.ts";
+export * from "./src/transport/websocket/websocket_frame_decoder_stream.ts";
+export * from "./src/transport/websocket/websocket_watch_event_decoder.ts";
+export * from "./src/transport/websocket/websocket_watch_event_decoder_stream.ts";
+export * from "./src/transport/websocket/websocket_watch_decoder.ts";
+export * from "./src/transport/websocket/websocket_watch_decoder_stream.ts";
 // Framing: length-prefixed messages, gRPC messages and status, and their encoders.
 export * from "./src/framing/length_prefixed_stream.ts";
 export * from "./src/framing/grpc_message_stream.ts";
 export * from "./src/framing/grpc_status.ts";
+export * from "./src/framing/cbor_sequence_decoder.ts";
+export * from "./src/framing/cbor_sequence_decoder_stream.ts";
 export * from "./src/framing/encode.ts";
 // JSON watch bodies: NDJSON, watch events, both in one stage.
 export * from "./src/codec/media_type.ts";

@@ -19,6 +19,12 @@ export interface BrowserOptions {
    * and `gc()` in Chromium's contexts (V8's `--expose-gc`, as the benchmarks get in Node and Deno).
    */
   forBenchmarks?: boolean;
+  /**
+   * A server certificate (PEM) to accept from `host`:`port` though no root the browser knows signed it (a test
+   * cluster's private CA): Chromium's `--ignore-certificate-errors-spki-list` with its key's hash, Firefox's
+   * certificate exception for it in the profile's `cert_override.txt`.
+   */
+  acceptServerCertificate?: { host: string; port: number; pem: string };
 }
 
 /** Whether `command` (a name or a path) is a Firefox. */

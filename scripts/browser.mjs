@@ -8,6 +8,7 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createHash, X509Certificate } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +41,7 @@ function chromiumArgs(profile, url, options) {
     "--no-first-run",
     "--no-default-browser-check",
     ...(options.forBenchmarks ? ["--js-flags=--expose-gc"] : []),
+    ...(options.acceptServerCertificate ? [`--ignore-certificate-errors-spki-list=${spkiHash(options)}`] : []),
     `--user-data-dir=${profile}`,
     url,
   ];
@@ -58,12 +60,40 @@ function firefoxArgs(profile, url, options) {
     "app.normandy.enabled": false,
     ...(options.forBenchmarks ? { "privacy.reduceTimerPrecision": false } : {}),
   };
+  if (options.acceptServerCertificate) writeCertificateOverride(profile, options.acceptServerCertificate);
   writeFileSync(
     join(profile, "user.js"),
     Object.entries(prefs).map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
       .join(""),
   );
   return ["--headless", "--no-remote", "--profile", profile, url];
+}
+
+/**
+ * Chromium's `--ignore-certificate-errors-spki-list` value for `acceptServerCertificate`: the base64 SHA-256 of the
+ * certificate's SubjectPublicKeyInfo. Chromium then accepts a chain with that key whatever else it lacks (an unknown
+ * CA), and nothing more than it would otherwise.
+ */
+function spkiHash(options) {
+  const spki = new X509Certificate(options.acceptServerCertificate.pem).publicKey.export({
+    type: "spki",
+    format: "der",
+  });
+  return createHash("sha256").update(spki).digest("base64");
+}
+
+/**
+ * Firefox's certificate exception for `accept` (`{ host, port, pem }`) in a new profile: the line its "Add
+ * Exception" writes to `cert_override.txt` (the host and port, the SHA-256 OID, the certificate's SHA-256 fingerprint).
+ * Firefox then accepts that certificate, and no other, from that host and port, for pages, fetch and WebSockets alike.
+ */
+function writeCertificateOverride(profile, accept) {
+  const fingerprint = new X509Certificate(accept.pem).fingerprint256;
+  writeFileSync(
+    join(profile, "cert_override.txt"),
+    "# PSM Certificate Override Settings file\n# This is a generated file!  Do not edit.\n" +
+      `${accept.host}:${accept.port}:\tOID.2.16.840.1.101.3.4.2.1\t${fingerprint}\t\t\n`,
+  );
 }
 
 /** Starts `command` (chromium or firefox-esr, or a path to either) headless on `url`. */

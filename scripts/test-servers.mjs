@@ -8,7 +8,8 @@
 //   installed with apt-get when missing (as root).
 // Then it starts one kube-apiserver with etcd for the run (tests/servers/_cluster.ts attaches to it; a test that
 // needs other flags starts its own), runs tests/servers/ in Node, Deno and Bun, stops the server, and runs the
-// browser checks (scripts/browser-check.ts, and the capture viewer's, scripts/capture-viewer-check.ts). `npm run test:servers -- node` runs one runtime and no browsers.
+// browser checks (scripts/browser-check.ts, the capture viewer's, scripts/capture-viewer-check.ts, and a WebSocket
+// watch of a real kube-apiserver of its own, scripts/browser-websocket-check.ts). `npm run test:servers -- node` runs one runtime and no browsers.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -97,6 +98,12 @@ if (browsers) {
       stdio: "inherit",
     });
     if (viewer.status !== 0) status = viewer.status ?? 1;
+    console.log(`\n=== browser WebSocket check: ${browser} ===`);
+    const webSocket = spawnSync(process.execPath, ["--import", "tsx", "scripts/browser-websocket-check.ts", browser], {
+      cwd: root,
+      stdio: "inherit",
+    });
+    if (webSocket.status !== 0) status = webSocket.status ?? 1;
   }
 }
 process.exit(status);

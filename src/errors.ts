@@ -68,16 +68,19 @@ export type DecodeErrorCode =
   | "PREFACE_INVALID"
   /** An HTTP/2 frame is longer than the frame size limit in force. */
   | "FRAME_SIZE_ERROR"
-  /** An HTTP/2 frame breaks RFC 9113 (padding longer than the frame, a wrong length for its type, a bad stream id). */
+  /**
+   * An HTTP/2 frame breaks RFC 9113 (padding longer than the frame, a wrong length for its type, a bad stream id), or
+   * a WebSocket frame breaks RFC 6455 (a reserved bit or opcode, a wrong mask bit, a bad control frame or close code).
+   */
   | "FRAME_INVALID"
   /** An HPACK header block breaks RFC 7541 (index out of range, integer overflow, bad Huffman code or padding). */
   | "HPACK_INVALID"
   /**
-   * A length-prefixed message (gRPC, Kubernetes protobuf, msgpack) is longer than `maxEventBytes` (or an etcd
-   * fragmented response than `maxFragmentedBytes`).
+   * A message (gRPC, Kubernetes protobuf, msgpack, a CBOR item, a WebSocket message) is longer than `maxEventBytes`
+   * (or an etcd fragmented response than `maxFragmentedBytes`).
    */
   | "MESSAGE_TOO_LARGE"
-  /** A length-prefixed message's prefix or contents are malformed. */
+  /** A message's prefix or contents are malformed (a WebSocket text message or close reason that is not UTF-8 too). */
   | "MESSAGE_INVALID"
   /** A capture file (pcap, pcapng) is malformed: bad magic, a block whose lengths lie, a truncated record. */
   | "CAPTURE_INVALID"

@@ -177,7 +177,9 @@ message Event { Kind kind = 1; bytes key = 2; Event prev = 3; }`,
   assert.equal(decoders("/demo.v1.Watcher/Nope"), undefined);
   assert.equal(decoders("/demo.v1.Nope/Watch"), undefined);
   const decode = decoders("/demo.v1.Watcher/Watch")!.response!;
-  assert.deepEqual(decoders("/demo.v1.Watcher/Watch")!.request!(Uint8Array.from(len(1, text("k8s"))), 0), { key: "k8s" });
+  assert.deepEqual(decoders("/demo.v1.Watcher/Watch")!.request!(Uint8Array.from(len(1, text("k8s"))), 0), {
+    key: "k8s",
+  });
   const event = [...tag(1, 0), 1, ...len(2, text("k")), ...len(3, [...tag(1, 0), 0])];
   const bytes = Uint8Array.from([
     ...tag(1, 0),

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { WebSocketOpener } from "./websocket_watch.ts";
 
 /**
  * An exec credential plugin (`client.authentication.k8s.io/v1`), as a kubeconfig user's `exec` names it.
@@ -110,4 +111,9 @@ export interface ClusterConnection {
   close(): Promise<void>;
   /** The default namespace of the config it came from. */
   namespace?: string;
+  /**
+   * Opens a watch's WebSocket with this connection's TLS and credentials (`connectCluster`'s, in Node, Deno and Bun);
+   * absent, `webSocketWatch` uses `webSocketOpener()`.
+   */
+  openWebSocket?: WebSocketOpener;
 }

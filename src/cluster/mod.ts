@@ -49,6 +49,17 @@ export {
 } from "./resource.ts";
 export { list, type ListOptions, type ListResult } from "./list.ts";
 export { watch, type WatchOptions } from "./watch.ts";
+export {
+  type WebSocketConstructorLike,
+  type WebSocketHandshake,
+  type WebSocketHandshakeMode,
+  type WebSocketLike,
+  type WebSocketOpener,
+  webSocketOpener,
+  type WebSocketOpenerOptions,
+  webSocketWatch,
+  type WebSocketWatchOptions,
+} from "./websocket_watch.ts";
 export { type DiscoveredResource, discoverResource } from "./discovery.ts";
 export { informer, resourceSource, type ResourceSourceOptions } from "./resource_source.ts";
 export { denoKvStateStore, type DenoKvStateStoreOptions, fileStateStore } from "./state_stores.ts";

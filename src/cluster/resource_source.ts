@@ -12,6 +12,7 @@ import type { ClusterConnection } from "./cluster_config.ts";
 import { list } from "./list.ts";
 import type { ResourceRef } from "./resource.ts";
 import { watch } from "./watch.ts";
+import { type WebSocketOpener, webSocketWatch } from "./websocket_watch.ts";
 import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 
 /**
@@ -29,8 +30,11 @@ import { checkProtobufDecoders } from "./protobuf_decoders.ts";
 export interface ResourceSourceOptions {
   labelSelector?: string;
   fieldSelector?: string;
-  /** `"json"` (the default) or `"protobuf"` (JSON still for kinds that have no protobuf: CRDs). */
-  format?: "json" | "protobuf";
+  /**
+   * `"json"` (the default), `"protobuf"` (JSON still for kinds that have no protobuf: CRDs) or `"cbor"` (JSON still
+   * from a server that does not serve CBOR: kube-apiserver serves it with its `CBORServingAndStorage` feature gate on).
+   */
+  format?: "json" | "protobuf" | "cbor";
   /**
    * Options of the protobuf decoding: `decoders`, the kinds decoded (`createKubernetesDecoders([coreV1])`,
    * `builtinDecoders` from `watchwire/kubernetes`), needed with `format: "protobuf"` unless `mode` is `"metadata"` (a
@@ -50,6 +54,17 @@ export interface ResourceSourceOptions {
    * `idleTimeoutMs` (the watch loop's) here too, so one setting bounds the silence of its lists and its watches.
    */
   idleTimeoutMs?: number;
+  /**
+   * How watches travel: `"http"` (the default: `watch()`) or `"websocket"` (`webSocketWatch()`: the same events over
+   * a WebSocket). Lists are always plain HTTP.
+   */
+  transport?: "http" | "websocket";
+  /**
+   * With `transport: "websocket"`: how the WebSocket is opened. By default the connection's own (`connectCluster`'s in
+   * Node, Deno and Bun: the config's TLS and credentials), else `webSocketOpener()` (the runtime's WebSocket: browsers,
+   * Workers).
+   */
+  openWebSocket?: WebSocketOpener;
 }
 
 /**
@@ -75,7 +90,7 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
   ref: ResourceRef,
   options: ResourceSourceOptions = {},
 ): ListWatchSource<T> {
-  const { pageSize = 500, maxEventBytes, idleTimeoutMs, ...common } = options;
+  const { pageSize = 500, maxEventBytes, idleTimeoutMs, transport, openWebSocket, ...common } = options;
   checkProtobufDecoders(`resourceSource of ${resourceName(ref)}`, options.format, options.protobuf);
   return {
     list: async (request) => {
@@ -90,8 +105,9 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
       return { items: result.items, resourceVersion: result.resourceVersion };
     },
     watch: (request) =>
-      watch<T>(connection, ref, {
+      (transport === "websocket" ? webSocketWatch<T> : watch<T>)(connection, ref, {
         ...common,
+        ...(openWebSocket === undefined ? {} : { openWebSocket }),
         allowWatchBookmarks: true,
         timeoutSeconds: request.timeoutSeconds,
         signal: request.signal,
@@ -138,7 +154,17 @@ export function informer<T extends KubernetesObject = KubernetesObject>(
   ref: ResourceRef,
   options: ResourceSourceOptions & InformerOptions<T> = {},
 ): Informer<T> {
-  const { labelSelector, fieldSelector, format, protobuf, pageSize, maxEventBytes, ...informerOptions } = options;
+  const {
+    labelSelector,
+    fieldSelector,
+    format,
+    protobuf,
+    pageSize,
+    maxEventBytes,
+    transport,
+    openWebSocket,
+    ...informerOptions
+  } = options;
   checkProtobufDecoders(`informer of ${resourceName(ref)}`, format, protobuf);
   const sourceOptions: ResourceSourceOptions = {};
   if (labelSelector !== undefined) sourceOptions.labelSelector = labelSelector;
@@ -147,6 +173,8 @@ export function informer<T extends KubernetesObject = KubernetesObject>(
   if (protobuf !== undefined) sourceOptions.protobuf = protobuf;
   if (pageSize !== undefined) sourceOptions.pageSize = pageSize;
   if (maxEventBytes !== undefined) sourceOptions.maxEventBytes = maxEventBytes;
+  if (transport !== undefined) sourceOptions.transport = transport;
+  if (openWebSocket !== undefined) sourceOptions.openWebSocket = openWebSocket;
   // The watch loop's idle timeout bounds its list pages' silence as well (it stays in the informer's options).
   if (informerOptions.idleTimeoutMs !== undefined) sourceOptions.idleTimeoutMs = informerOptions.idleTimeoutMs;
   return new Informer<T>(resourceSource<T>(connection, ref, sourceOptions), informerOptions);

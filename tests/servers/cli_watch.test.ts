@@ -265,6 +265,38 @@ test(
   },
 );
 
+for (
+  const flags of [["--transport", "websocket"], ["--transport", "websocket", "--format", "json"], ["--format", "cbor"]]
+) {
+  test(`cli watch (${RUNTIME}) ${flags.join(" ")}: the same changes printed live`, { timeout: 120_000 }, async () => {
+    const cluster = await shared;
+    const ns = namespaceName("cli-flags");
+    const k = (...args: string[]) => kubectl(cluster, ["-n", ns, ...args]);
+    try {
+      kubectl(cluster, ["create", "namespace", ns]);
+      k("create", "configmap", "a", "--from-literal=v=0");
+      const run = new Running(["watch", "--kubeconfig", cluster.kubeconfig, "-n", ns, "-o", "ndjson", ...flags, "cm"]);
+      await run.until("the synced line", () => /synced 1 configmaps at resourceVersion \d+/.test(run.stderr));
+      const b = json(k("create", "configmap", "b", "--from-literal=v=0", "-o", "json"));
+      const a1 = json(k("patch", "configmap", "a", "-p", '{"data":{"v":"1"}}', "-o", "json"));
+      k("delete", "configmap", "b");
+      await run.until("four lines", () => run.lines().length >= 4);
+      const seen = run.lines().map((line) => JSON.parse(line)).map((e) =>
+        `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`
+      );
+      assert.match(seen[0], /^ADDED a \d+$/);
+      assert.deepEqual(seen.slice(1, 3), [
+        `ADDED b ${b.metadata.resourceVersion}`,
+        `MODIFIED a ${a1.metadata.resourceVersion}`,
+      ]);
+      assert.match(seen[3], /^DELETED b \d+$/);
+      assert.equal(await run.interrupt(), 0, run.stderr);
+    } finally {
+      kubectl(cluster, ["delete", "namespace", ns, "--wait=false"]);
+    }
+  });
+}
+
 test(`cli watch (${RUNTIME}): an unknown resource and a usage error are one line each`, async () => {
   const cluster = await shared;
   const unknown = new Running(["watch", "--kubeconfig", cluster.kubeconfig, "gizmos"]);

@@ -1,13 +1,14 @@
 /**
- * The shapes of the runtime adapters in `src/cluster/runtime/` (TLS fetch, running a command, files), in web-standard
- * types, and {@linkcode loadAdapter}, which imports one when it is needed. The adapters that need `node:*` or `undici`
- * are imported by a specifier that TypeScript and bundlers do not follow, so that a browser or Worker bundle of the
- * library, and `tsc` without Node's types, never see them. Internal.
+ * The shapes of the runtime adapters in `src/cluster/runtime/` (TLS fetch, TLS WebSocket, running a command, files), in
+ * web-standard types, and {@linkcode loadAdapter}, which imports one when it is needed. The adapters that need `node:*`
+ * or `undici` are imported by a specifier that TypeScript and bundlers do not follow, so that a browser or Worker
+ * bundle of the library, and `tsc` without Node's types, never see them. Internal.
  *
  * @module
  */
 import { ClusterAccessError } from "../errors.ts";
 import type { Host } from "../host.ts";
+import type { WebSocketLike } from "../websocket_watch.ts";
 
 /** A fetch function, as `globalThis.fetch` is called. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -39,6 +40,22 @@ export interface TlsFetchModule {
   openTlsFetch(settings: TlsSettings): TlsFetch;
 }
 
+/** WebSockets with TLS settings, and what releases them. */
+export interface TlsWebSocket {
+  /**
+   * A WebSocket to `url` (`wss:` or `ws:`) asking for `protocols`, whose handshake sends `headers` as they are, over a
+   * connection of its own with the settings' TLS (HTTP/1.1: the upgrade is an HTTP/1.1 request).
+   */
+  open(url: string, protocols: string[], headers: Headers): WebSocketLike & EventTarget;
+  /** Releases the agent or client (WebSockets open keep their connections; their owner closes them). */
+  close(): Promise<void>;
+}
+
+/** A TLS WebSocket adapter module (`runtime/websocket_*.ts`). */
+export interface TlsWebSocketModule {
+  openTlsWebSocket(settings: TlsSettings): TlsWebSocket;
+}
+
 /** What a command did. */
 export interface CommandResult {
   /** Exit status, or null if a signal ended it. */
@@ -62,6 +79,9 @@ export interface AdapterModules {
   undici: TlsFetchModule;
   deno: TlsFetchModule;
   bun: TlsFetchModule;
+  webSocketUndici: TlsWebSocketModule;
+  webSocketDeno: TlsWebSocketModule;
+  webSocketBun: TlsWebSocketModule;
   spawnNode: SpawnModule;
   spawnDeno: SpawnModule;
   /** Files and environment variables through `node:fs/promises` and `node:process` (Node, Bun). */
@@ -84,10 +104,13 @@ function importHidden(specifier: string): Promise<unknown> {
 /** How each adapter is imported. */
 const IMPORTS: { [K in keyof AdapterModules]: () => Promise<unknown> } = {
   undici: () => importHidden("../runtime/fetch_undici.ts"),
+  webSocketUndici: () => importHidden("../runtime/websocket_undici.ts"),
   spawnNode: () => importHidden("../runtime/spawn_node.ts"),
   host: () => importHidden("../runtime/host_node.ts"),
   deno: (): Promise<TlsFetchModule> => import("../runtime/fetch_deno.ts"),
   bun: (): Promise<TlsFetchModule> => import("../runtime/fetch_bun.ts"),
+  webSocketDeno: (): Promise<TlsWebSocketModule> => import("../runtime/websocket_deno.ts"),
+  webSocketBun: (): Promise<TlsWebSocketModule> => import("../runtime/websocket_bun.ts"),
   spawnDeno: (): Promise<SpawnModule> => import("../runtime/spawn_deno.ts"),
   hostDeno: (): Promise<Host> => import("../runtime/host_deno.ts"),
 };

@@ -8,6 +8,7 @@ import type { ClusterConfig, ClusterConnection } from "../cluster_config.ts";
 import { ClusterAccessError } from "../errors.ts";
 import type { Host } from "../host.ts";
 import type { FetchFunction, TlsFetch, TlsSettings } from "./adapters.ts";
+import { ConnectionWebSockets } from "./connection_websockets.ts";
 import { Credentials, type RequestCredentials } from "./credentials.ts";
 import { defaultHost } from "../host.ts";
 import { detectRuntime, type RuntimeName } from "./runtime_name.ts";
@@ -160,8 +161,18 @@ function replayable(input: string | URL | Request, init: RequestInit | undefined
  *   exec credential was renewed is retried once with the new one (not for a streamed request body). A request that
  *   fails before a response is a `ClusterAccessError` (`SERVER_CERTIFICATE_REJECTED`, `REQUEST_FAILED`) that names
  *   the method, the URL and the cause; an abort stays an `AbortError`.
- * - `close()` aborts the requests and responses in flight (with a `CLOSED` error) and releases the agent or HTTP
- *   client; `fetch` then fails (`CLOSED`).
+ * - `openWebSocket(url, handshake)` (Node, Deno and Bun, without `options.fetch`): the WebSocket of a watch over
+ *   WebSocket (`webSocketWatch`, `transport: "websocket"`, which use it when not given their own) with the same TLS as
+ *   `fetch`: in Node the `undici` package's WebSocket with an `Agent` of its own (HTTP/1.1) whose `connect` has the CA,
+ *   client certificate and key, `rejectUnauthorized` and `servername`; in Deno its WebSocket with `client`
+ *   (`Deno.createHttpClient`), or undici's for `insecureSkipTlsVerify` and `tlsServerName`; in Bun its WebSocket's
+ *   `tls`. The handshake sends the credentials as headers (a token file's and an exec plugin's token too, and an exec
+ *   plugin's client certificate as its TLS); a 401 is not retried with a renewed token there (the watch fails, and
+ *   the next one has it). Absent in browsers and Workers (their WebSocket trusts the platform, and a Worker upgrades
+ *   `fetch`) and with `options.fetch` (whose TLS a WebSocket cannot share).
+ * - `close()` aborts the requests and responses in flight (with a `CLOSED` error), ends the WebSockets open (each
+ *   gets an `error` event with the `CLOSED` error, then closes) and releases the agent or HTTP client; `fetch` then
+ *   fails (`CLOSED`).
  *
  * @example
  * ```ts
@@ -276,7 +287,13 @@ export async function connectCluster(
     }
   }
 
-  return {
+  // WebSockets with the config's TLS where the runtime's adapters can give it; a caller's fetch does the TLS itself,
+  // and browsers and Workers open theirs by webSocketOpener()'s defaults.
+  const webSockets = callerFetch === undefined && runtime !== "web"
+    ? new ConnectionWebSockets(runtime, settings, () => credentials.current(), source)
+    : undefined;
+
+  const connection: ClusterConnection = {
     server,
     namespace: config.namespace,
     async headers() {
@@ -290,7 +307,9 @@ export async function connectCluster(
       closed = true;
       closing.abort(new ClusterAccessError("CLOSED", "the cluster connection was closed", { source }));
       const all = [Promise.resolve(base), ...retired, ...(execTransport ? [execTransport.transport] : [])];
-      await Promise.all(all.map((t) => t.then((f) => f.close(true), () => {})));
+      await Promise.all([...all.map((t) => t.then((f) => f.close(true), () => {})), webSockets?.close()]);
     },
   };
+  if (webSockets !== undefined) connection.openWebSocket = webSockets.open;
+  return connection;
 }

@@ -30,6 +30,17 @@ function split(input: string | URL | Request, init: RequestInit | undefined): [s
   return [input.url, { ...fromRequest, ...init }];
 }
 
+/** undici's `connect` options (its TLS) for `settings`: also the WebSocket adapter's (`websocket_undici.ts`). */
+export function undiciConnectOptions(settings: TlsSettings) {
+  return {
+    ca: settings.ca,
+    cert: settings.cert,
+    key: settings.key,
+    rejectUnauthorized: settings.rejectUnauthorized,
+    servername: settings.serverName,
+  };
+}
+
 /** A fetch whose connections use `settings`. */
 export function openTlsFetch(settings: TlsSettings): TlsFetch {
   const agent = new Agent({
@@ -38,13 +49,7 @@ export function openTlsFetch(settings: TlsSettings): TlsFetch {
     // default), HTTP/2 connections would never carry two streams. On a server without HTTP/2 this pipelines HTTP/1.1
     // requests instead (a watch would hold up those behind it): `http2` is for servers that speak it (kube-apiserver).
     ...(settings.http2 ? { pipelining: 100 } : {}),
-    connect: {
-      ca: settings.ca,
-      cert: settings.cert,
-      key: settings.key,
-      rejectUnauthorized: settings.rejectUnauthorized,
-      servername: settings.serverName,
-    },
+    connect: undiciConnectOptions(settings),
   });
   return {
     fetch: async (input, init) => {
