@@ -45,18 +45,19 @@ export interface KubernetesCborWatchOptions {
  *
  * @example
  * ```ts
- * import type { WatchEvent } from "watchwire";
+ * import type { KubernetesObject, WatchEvent } from "watchwire";
  * import { KubernetesCborWatchBodyDecoder } from "watchwire/kubernetes";
  *
  * // {"type": "ADDED", "object": {"metadata": {"name": "a"}}}, self-described, keys and strings as byte strings.
  * const hex = "d9d9f7a24474797065454144444544466f626a656374a1486d65746164617461a1446e616d654161";
  * const body = Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16));
- * const decoder = new KubernetesCborWatchBodyDecoder();
- * const events: WatchEvent[] = [];
+ * const decoder = new KubernetesCborWatchBodyDecoder<KubernetesObject>();
+ * const events: WatchEvent<KubernetesObject>[] = [];
  * decoder.push(body.subarray(0, 20), (event) => events.push(event)); // the event's first bytes: nothing yet
  * decoder.push(body.subarray(20), (event) => events.push(event));
  * decoder.finish();
- * console.log(events[0].type, events[0].object.metadata?.name); // ADDED a
+ * const first = events[0];
+ * console.log(first.type, first.type === "ADDED" ? first.object.metadata?.name : undefined); // ADDED a
  * ```
  */
 export class KubernetesCborWatchBodyDecoder<T = KubernetesObject> implements StreamDecoder<Uint8Array, WatchEvent<T>> {

@@ -46,7 +46,8 @@ export function hasCborSelfDescribedTag(bytes: Uint8Array): boolean {
  *
  * // {"kind": "ConfigMapList", "items": []}, self-described, keys and strings as byte strings.
  * const hex = "d9d9f7a2446b696e644d436f6e6669674d61704c697374456974656d7380";
- * const list = decodeKubernetesCborObject(Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16)));
+ * const bytes = Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16));
+ * const list = decodeKubernetesCborObject<{ kind: string; items: unknown[] }>(bytes);
  * console.log(list.kind, list.items); // ConfigMapList []
  * ```
  */

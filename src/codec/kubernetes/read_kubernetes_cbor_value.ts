@@ -6,15 +6,14 @@
  * options) writes every Go string and map key as a CBOR byte string, `[]byte` as a byte string under tag 22, times
  * as text; its decoder refuses duplicate keys, limits depth and size, and turns byte strings into Go strings (invalid
  * UTF-8 printed as U+FFFD). Of the two well-kept JavaScript libraries, neither decodes that as it is:
- * - cbor-x compiles object readers with `new Function` (forbidden in this library and in many Workers and browsers
- *   with a CSP), cannot use byte strings as object keys ("Invalid property name type object"), keeps no limits on
+ * - cbor-x compiles object readers at run time with the Function constructor (forbidden in this library and in many
+ *   Workers and browsers with a CSP), cannot use byte strings as object keys ("Invalid property name type object"), keeps no limits on
  *   depth (it recurses) and accepts duplicate keys.
  * - cborg rejects duplicate keys (`rejectDuplicateMapKeys`) and runs without code generation, but takes byte-string
  *   keys only into `Map`s (`useMaps`), returns byte strings as `Uint8Array`s (so each object needs a second pass to
  *   become JSON values) and recurses without a depth limit (a deep item overflows the stack rather than failing).
  *   Held to these rules (`useMaps`, `rejectDuplicateMapKeys`, tag decoders for 22 and 55799, then a pass to JSON
- *   values) it takes several times what `JSON.parse` takes for the same object's JSON, where this reader takes about
- *   what `JSON.parse` takes (the figures: the report of issue 39).
+ *   values) it was several times slower than this reader (bench/RESULTS.md §8 has this reader beside `JSON.parse`).
  *
  * So: a recursive descent over the common forms the API server writes (definite lengths; integers within int64;
  * floats; byte and text strings; tag 55799 and tag 22 over a byte string; true, false, null; nesting up to
