@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { type CaptureItem, decodeCapture } from "../src/watch/decode_capture.ts";
 import { tcpCapture } from "./_capture_build.ts";
+import { runCli } from "../src/cli/main.ts";
 import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
 
 const dir = fileURLToPath(new URL("../fixtures/kubernetes/websocket/", import.meta.url));
@@ -100,4 +101,32 @@ test("capture: a server frame a WebSocket forbids (masked) is a problem after th
   const problems = items.flatMap((i) => i.kind === "problem" ? [i.message] : []);
   assert.equal(problems.length, 1);
   assert.match(problems[0], /WebSocket \(server\): .*mask.*\[FRAME_INVALID\]/);
+});
+
+test("watchwire decode: a capture of a WebSocket watch prints its events, then the close frames", async () => {
+  const { request, response } = handshake("json");
+  const close = clientFrame(0x8, Uint8Array.from([0x03, 0xe8]));
+  const pcap = tcpCapture(
+    [concat([request, close])],
+    packets(concat([response, read("configmaps-json.s2c.bin")])),
+    [],
+  );
+  let out = "";
+  let err = "";
+  const status = await runCli(["decode", "capture.pcap"], {
+    open: () => Promise.resolve(streamOf([pcap])),
+    stdout: (t) => void (out += t),
+    stderr: (t) => void (err += t),
+    stdoutIsTerminal: false,
+    version: "0.0.0",
+  });
+  assert.equal(status, 0, err);
+  const lines = out.trim().split("\n").map((l) => JSON.parse(l));
+  const events = lines.filter((l) => l.type !== undefined).map((l) => ({ type: l.type, object: l.object }));
+  assert.deepEqual(events, EXPECTED);
+  assert.deepEqual(
+    lines.filter((l) => l.websocket !== undefined).map((l) => `${l.direction} ${l.websocket} ${l.code}`).sort(),
+    ["client close 1000", "server close 1000"],
+  );
+  assert.match(err, /1 connections, 1 responses, 6 events, 0 gaps/);
 });
