@@ -38,11 +38,6 @@ export * from "./src/transport/http1_exchanges.ts";
 export * from "./src/transport/http2/connection_decoder_stream.ts";
 export * from "./src/transport/http2/exchanges.ts";
 // Capture files (pcap, pcapng): TCP reassembled, TLS decrypted, every watch's events.
-export {
-  type CaptureItem,
-  type CaptureOrigin,
-  decodeCapture,
-  type DecodeCaptureOptions,
-  type GrpcMethodDecoders,
-} from "./src/watch/decode_capture.ts";
+export { decodeCapture } from "./src/watch/decode_capture.ts";
+export type { CaptureItem, CaptureOrigin, DecodeCaptureOptions, GrpcMethodDecoders } from "./src/watch/capture_item.ts";
 export type { CaptureTime } from "./src/capture/records.ts";

@@ -9,7 +9,7 @@
 //   node scripts/node-lts.mjs ARGS...   runs ARGS with the LTS Node (installing it first if needed); its exit code
 //   node scripts/node-lts.mjs --path    prints the binary's path
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The Node version of the LTS runtime (Active LTS since October 2026). */
@@ -31,6 +31,9 @@ export function nodeLtsPath() {
   const binary = `${dir}/node_modules/${pkg}/bin/${process.platform === "win32" ? "node.exe" : "node"}`;
   if (existsSync(binary)) return binary;
   console.error(`node-lts: installing ${pkg}@${NODE_LTS_VERSION} from npm into ${dir}`);
+  // npm's strict-allow-scripts (this checkout's .npmrc, passed down by `npm test`) fails with ENOENT on a --prefix
+  // that does not exist yet, where npm otherwise creates it.
+  mkdirSync(dir, { recursive: true });
   const npm = spawnSync(
     "npm",
     [

@@ -12,7 +12,7 @@ import type {
   ProtobufValueType,
 } from "../codec/protobuf/message_schema.ts";
 import { messageToJson } from "../codec/protobuf/message_to_json.ts";
-import type { GrpcMethodDecoders } from "../watch/decode_capture.ts";
+import type { GrpcMethodDecoders } from "../watch/capture_item.ts";
 
 /** Reads a file's text; `undefined` if it does not exist. */
 export type ReadText = (path: string) => Promise<string | undefined>;
