@@ -28,6 +28,7 @@ import { isDeepStrictEqual } from "node:util";
 import { fileURLToPath } from "node:url";
 import { connectCluster, loadKubeconfig, type ResourceRef, watch, type WatchEvent } from "../mod.ts";
 import { type Cluster, startCluster } from "./kube/cluster.mjs";
+import { changeConfigMaps } from "../tests/peers/configmap_changes.ts";
 import { postedText, type RunningBrowser, startBrowser } from "./browser.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -64,31 +65,6 @@ function kubectl(cluster: Cluster, args: string[], input?: string): string {
 
 const resourceVersionOf = (object: unknown) =>
   (object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
-
-/** ConfigMaps of `ns` changed by kubectl; the resourceVersion of the last change. */
-function makeChanges(cluster: Cluster, ns: string): string {
-  kubectl(cluster, ["create", "configmap", "a", "-n", ns, "--from-literal=k=v"]);
-  const b = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "b", namespace: ns, labels: { app: "ws" } },
-    data: { text: "héllo ✓ \u{1f600}", empty: "" },
-    binaryData: { bin: "AAEC/w==" },
-  };
-  kubectl(cluster, ["create", "-f", "-"], JSON.stringify(b));
-  kubectl(cluster, ["patch", "configmap", "a", "-n", ns, "-p", '{"data":{"k":"v2","more":"x"}}']);
-  kubectl(cluster, ["label", "configmap", "b", "-n", ns, "tier=front"]);
-  kubectl(cluster, ["delete", "configmap", "a", "-n", ns]);
-  return kubectl(cluster, [
-    "annotate",
-    "configmap",
-    "b",
-    "-n",
-    ns,
-    "note=end",
-    "-o=jsonpath={.metadata.resourceVersion}",
-  ]);
-}
 
 /** The events of a plain HTTP watch of `ref` from `from` up to the one at `to`, in Node. */
 async function httpWatch(cluster: Cluster, ref: ResourceRef, from: string, to: string): Promise<WatchEvent[]> {
@@ -186,7 +162,8 @@ try {
   );
   try {
     const handshake = await Promise.race([open, failure]);
-    const to = makeChanges(cluster, ns);
+    const running = cluster;
+    const to = changeConfigMaps((args, input) => kubectl(running, args, input), ns);
     await Promise.race([
       new Promise<void>((resolve) => {
         eventCame = () => {

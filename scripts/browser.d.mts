@@ -30,6 +30,9 @@ export interface BrowserOptions {
 /** Whether `command` (a name or a path) is a Firefox. */
 export function isFirefox(command: string): boolean;
 
+/** Writes a fresh Firefox profile's prefs that keep the first run quiet, and `more`. */
+export function writeFirefoxPrefs(profile: string, more?: Record<string, boolean | number | string>): void;
+
 /** `--version` of `command`, or an Error saying how to install it. */
 export function browserVersion(command: string): string;
 

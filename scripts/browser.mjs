@@ -47,9 +47,12 @@ function chromiumArgs(profile, url, options) {
   ];
 }
 
-function firefoxArgs(profile, url, options) {
-  // A fresh profile whose prefs keep the first run quiet: no default-browser prompt, no welcome or privacy-notice tab
-  // (which would open in place of the page), no telemetry or update checks (this machine reaches no such service).
+/**
+ * Writes a fresh Firefox profile's prefs (`user.js`) that keep the first run quiet: no default-browser prompt, no
+ * welcome or privacy-notice tab (which would open in place of the page), no telemetry or update checks (this machine
+ * reaches no such service); and `more`.
+ */
+export function writeFirefoxPrefs(profile, more = {}) {
   const prefs = {
     "browser.shell.checkDefaultBrowser": false,
     "browser.aboutwelcome.enabled": false,
@@ -58,14 +61,18 @@ function firefoxArgs(profile, url, options) {
     "toolkit.telemetry.reportingpolicy.firstRun": false,
     "app.update.enabled": false,
     "app.normandy.enabled": false,
-    ...(options.forBenchmarks ? { "privacy.reduceTimerPrecision": false } : {}),
+    ...more,
   };
-  if (options.acceptServerCertificate) writeCertificateOverride(profile, options.acceptServerCertificate);
   writeFileSync(
     join(profile, "user.js"),
     Object.entries(prefs).map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
       .join(""),
   );
+}
+
+function firefoxArgs(profile, url, options) {
+  writeFirefoxPrefs(profile, options.forBenchmarks ? { "privacy.reduceTimerPrecision": false } : {});
+  if (options.acceptServerCertificate) writeCertificateOverride(profile, options.acceptServerCertificate);
   return ["--headless", "--no-remote", "--profile", profile, url];
 }
 

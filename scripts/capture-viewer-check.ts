@@ -19,7 +19,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -34,7 +34,7 @@ import { builtinDecoders } from "watchwire/kubernetes";
 import { type CaptureViewReport, captureViewReport } from "../web/capture-viewer/capture_report.ts";
 import { collectCaptureView } from "../web/capture-viewer/capture_view.ts";
 import { eventFilter } from "../web/capture-viewer/event_filter.ts";
-import { browserVersion, isFirefox, postedText, startBrowser } from "./browser.mjs";
+import { browserVersion, isFirefox, postedText, startBrowser, writeFirefoxPrefs } from "./browser.mjs";
 import { buildCaptureViewer } from "./build-capture-viewer.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -262,20 +262,7 @@ async function screenshot(command: string, url: string, png: string): Promise<vo
   const size = `--window-size=${WINDOW.width},${WINDOW.height}`;
   let args: string[];
   if (isFirefox(command)) {
-    // As scripts/browser.mjs: a first run with no prompt, welcome tab or update check.
-    const prefs = {
-      "browser.shell.checkDefaultBrowser": false,
-      "browser.aboutwelcome.enabled": false,
-      "browser.startup.homepage_override.mstone": "ignore",
-      "datareporting.policy.dataSubmissionEnabled": false,
-      "toolkit.telemetry.reportingpolicy.firstRun": false,
-      "app.update.enabled": false,
-      "app.normandy.enabled": false,
-    };
-    writeFileSync(
-      join(profile, "user.js"),
-      Object.entries(prefs).map(([k, v]) => `user_pref(${JSON.stringify(k)}, ${JSON.stringify(v)});\n`).join(""),
-    );
+    writeFirefoxPrefs(profile);
     args = ["--headless", "--no-remote", "--profile", profile, size, "--screenshot", png, url];
   } else {
     args = [

@@ -24,7 +24,7 @@ import { ChunkedBodyResync } from "../src/capture/resync/chunked_body_resync.ts"
 import { encodeHttp2Frames } from "../src/transport/http2/frame_encoder.ts";
 import { DecoderStream } from "../src/streams/decoder_stream.ts";
 import { runCli } from "../src/cli/main.ts";
-import { bytewise, streamOf, utf8 } from "./_util.ts";
+import { bytewise, concat, streamOf, utf8 } from "./_util.ts";
 import { tcpCapture } from "./_capture_build.ts";
 
 const dir = new URL("../fixtures/captures/", import.meta.url);
@@ -518,16 +518,6 @@ function varint(n: number): number[] {
   out.push(n);
   return out;
 }
-
-const concat = (parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 test("resync stages: protobuf resumes at the first whole frame after any cut, never inside one", async () => {
   // Objects full of bytes that look like frame starts (length prefixes, 0x0a tags) to tempt the scan.

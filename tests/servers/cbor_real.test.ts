@@ -22,35 +22,10 @@ import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
 import { INITIAL_EVENTS_END } from "../../src/watch/watcher.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { apiRequest, namespaceName, ownCluster } from "./_cluster.ts";
+import { readUntil } from "./_api.ts";
+import { CONFIGMAPS, PODS, SECRETS, WIDGET_CRD as CRD, WIDGETS } from "./_api.ts";
 
 type Obj = KubernetesObject & { metadata: { name: string; resourceVersion: string }; [k: string]: unknown };
-
-const CONFIGMAPS = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
-const SECRETS = (namespace: string): ResourceRef => ({ version: "v1", resource: "secrets", namespace });
-const PODS = (namespace: string): ResourceRef => ({ version: "v1", resource: "pods", namespace });
-const WIDGETS = (namespace: string): ResourceRef => ({
-  group: "watchwire.example",
-  version: "v1",
-  resource: "widgets",
-  namespace,
-});
-
-const CRD = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "widgets.watchwire.example" },
-  spec: {
-    group: "watchwire.example",
-    scope: "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-    }],
-  },
-};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -172,29 +147,6 @@ async function allEvents<T>(events: ReadableStream<WatchEvent<T>>): Promise<Watc
   const out: WatchEvent<T>[] = [];
   for await (const event of events) out.push(event);
   return out;
-}
-
-/** Reads events until `until` returns true for one; the events read. */
-async function readUntil<T>(
-  events: ReadableStream<WatchEvent<T>>,
-  until: (event: WatchEvent<T>) => boolean,
-  timeoutMs = 20_000,
-): Promise<WatchEvent<T>[]> {
-  const seen: WatchEvent<T>[] = [];
-  const reader = events.getReader();
-  const timer = setTimeout(() => reader.cancel(new Error("timeout")).catch(() => {}), timeoutMs);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      seen.push(value);
-      if (until(value)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-  return seen;
 }
 
 const essence = (contentType: string) => contentType.split(";")[0].trim();

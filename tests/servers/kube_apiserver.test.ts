@@ -21,37 +21,12 @@ import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
 import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
 import { apiRequest, kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
 import { startRecordingProxy } from "../peers/recording_proxy.ts";
+import { readUntil } from "./_api.ts";
+import { CONFIGMAPS, PODS, SECRETS, WIDGET_CRD as CRD, WIDGETS } from "./_api.ts";
 
 type Obj = KubernetesObject & {
   metadata: { name: string; resourceVersion: string; [k: string]: unknown };
   [k: string]: unknown;
-};
-
-const CONFIGMAPS = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
-const SECRETS = (namespace: string): ResourceRef => ({ version: "v1", resource: "secrets", namespace });
-const PODS = (namespace: string): ResourceRef => ({ version: "v1", resource: "pods", namespace });
-const WIDGETS = (namespace: string): ResourceRef => ({
-  group: "watchwire.example",
-  version: "v1",
-  resource: "widgets",
-  namespace,
-});
-
-const CRD = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "widgets.watchwire.example" },
-  spec: {
-    group: "watchwire.example",
-    scope: "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-    }],
-  },
 };
 
 async function connect(context = "token"): Promise<ClusterConnection> {
@@ -76,29 +51,6 @@ async function namespaceWithServiceAccount(c: ClusterConnection, what: string): 
     metadata: { name: "default" },
   });
   return name;
-}
-
-/** Reads events until `until` returns true for one (or the stream ends); the events read. */
-async function readUntil<T>(
-  events: ReadableStream<WatchEvent<T>>,
-  until: (event: WatchEvent<T>) => boolean,
-  timeoutMs = 20_000,
-): Promise<WatchEvent<T>[]> {
-  const seen: WatchEvent<T>[] = [];
-  const reader = events.getReader();
-  const timer = setTimeout(() => reader.cancel(new Error("timeout")).catch(() => {}), timeoutMs);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      seen.push(value);
-      if (until(value)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-  return seen;
 }
 
 const withoutManagedFields = (object: Obj) => {

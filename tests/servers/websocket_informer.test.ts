@@ -25,6 +25,7 @@ import type { Informer } from "../../src/watch/informer.ts";
 import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { drain, within } from "../_util.ts";
 import { kubectl, namespaceName, sharedCluster } from "./_cluster.ts";
+import { changeConfigMaps } from "../peers/configmap_changes.ts";
 
 const configmaps = (namespace: string): ResourceRef => ({ version: "v1", resource: "configmaps", namespace });
 
@@ -34,29 +35,6 @@ const configOf = (cluster: Cluster, context?: string) =>
 /** The store's objects as plain data (protobuf objects as what JSON makes of them), by key. */
 const storeOf = (inf: Informer<KubernetesObject>) =>
   JSON.parse(JSON.stringify(inf.store.keys().sort().map((key) => [key, inf.store.get(key)])));
-
-const resourceVersionOf = (output: string) => {
-  assert.match(output, /^\d+$/, output);
-  return output;
-};
-
-/** kubectl changes of ConfigMaps in `ns`: adds (text and binary data), updates, a label, a delete; the last one's rv */
-function makeChanges(cluster: Cluster, ns: string): string {
-  kubectl(cluster, ["create", "configmap", "a", "-n", ns, "--from-literal=k=v"]);
-  const b = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "b", namespace: ns, labels: { app: "ws" } },
-    data: { text: "héllo ✓ \u{1f600}", empty: "" },
-    binaryData: { bin: "AAEC/w==" },
-  };
-  kubectl(cluster, ["create", "-f", "-"], JSON.stringify(b));
-  kubectl(cluster, ["patch", "configmap", "a", "-n", ns, "-p", '{"data":{"k":"v2","more":"x"}}']);
-  kubectl(cluster, ["label", "configmap", "b", "-n", ns, "tier=front"]);
-  kubectl(cluster, ["delete", "configmap", "one", "-n", ns]);
-  const rv = ["-o", "jsonpath={.metadata.resourceVersion}"];
-  return resourceVersionOf(kubectl(cluster, ["annotate", "configmap", "b", "-n", ns, "note=end", ...rv]));
-}
 
 /** Waits until `check` holds (polled), or fails saying `what`. */
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -95,7 +73,7 @@ for (const context of ["token", "certificate", "exec"]) {
       }
       for (const { name, inf } of running) await within(inf.synced, 30_000, `the ${name} informer's sync`);
       for (const { name, inf } of running) assert.deepEqual(inf.store.keys(), [`${ns}/one`], name);
-      const to = BigInt(makeChanges(cluster, ns));
+      const to = BigInt(changeConfigMaps((args, input) => kubectl(cluster, args, input), ns, "one"));
       for (const { name, inf } of running) {
         await until(() => BigInt(inf.resourceVersion || "0") >= to, `the ${name} informer at resourceVersion ${to}`);
       }

@@ -37,6 +37,7 @@ import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { startWorker } from "../../scripts/workerd.mjs";
 import { drain, within } from "../_util.ts";
 import { kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
+import { changeConfigMaps } from "../peers/configmap_changes.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../fixtures/kubernetes/websocket/", import.meta.url));
 const RECORD = process.env.WATCHWIRE_RECORD_WEBSOCKET === "1";
@@ -141,19 +142,7 @@ function makeChanges(cluster: Cluster, ns: string): { from: string; to: string }
   const from = resourceVersionOf(
     kubectl(cluster, ["create", "configmap", "start", "-n", ns, "--from-literal=k=v", ...rv]),
   );
-  kubectl(cluster, ["create", "configmap", "a", "-n", ns, "--from-literal=k=v"]);
-  const b = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "b", namespace: ns, labels: { app: "ws" } },
-    data: { text: "héllo ✓ \u{1f600}", empty: "" },
-    binaryData: { bin: "AAEC/w==" },
-  };
-  kubectl(cluster, ["create", "-f", "-"], JSON.stringify(b));
-  kubectl(cluster, ["patch", "configmap", "a", "-n", ns, "-p", '{"data":{"k":"v2","more":"x"}}']);
-  kubectl(cluster, ["label", "configmap", "b", "-n", ns, "tier=front"]);
-  kubectl(cluster, ["delete", "configmap", "a", "-n", ns]);
-  const to = resourceVersionOf(kubectl(cluster, ["annotate", "configmap", "b", "-n", ns, "note=end", ...rv]));
+  const to = changeConfigMaps((args, input) => kubectl(cluster, args, input), ns);
   return { from, to };
 }
 
