@@ -8,7 +8,7 @@
  *
  * The decoders decode the kinds of the `decoders` they are given, none but `v1` `Status` by default (other kinds
  * decode as {@linkcode KubernetesProtobufObject}s: `apiVersion`, `kind`, `metadata`, and the bytes). A bundle holds
- * only the group/versions its code names: core/v1 alone is about a third of them.
+ * only the group/versions its code names (docs/runtimes-and-bundles.md has their sizes).
  *
  * The types say what Go's `encoding/json` writes, which is what the API server sends and what the protobuf decoders
  * give: the JSON field names; a field is optional only where Go can leave it out (`omitempty`, `omitzero`) and admits
@@ -47,7 +47,7 @@ export * from "./src/codec/kubernetes/decoders.ts";
 export type { GroupVersionDecoders, JsonObject, ObjectDecoder } from "./src/codec/kubernetes/registry.ts";
 // Protobuf watches and objects.
 export { KUBERNETES_PROTOBUF_MEDIA_TYPE } from "./src/watch/decode_watch_response.ts";
-export type { FrameOwnership } from "./src/codec/kubernetes/object_reader.ts";
+export type { FrameOwnership } from "./src/codec/kubernetes/protobuf_options.ts";
 export * from "./src/codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_frame_decoder.ts";
 export * from "./src/codec/kubernetes/protobuf_watch_body_decoder.ts";

@@ -41,7 +41,7 @@ export type {
   KubernetesProtobufInputViews,
   KubernetesProtobufMode,
   KubernetesProtobufOptions,
-} from "./src/codec/kubernetes/object_reader.ts";
+} from "./src/codec/kubernetes/protobuf_options.ts";
 export type { KubernetesProtobufDecoders } from "./src/codec/kubernetes/registry.ts";
 export * from "./src/codec/kubernetes/protobuf_object.ts";
 // The watch loop, the informer, its store, its saved state.

@@ -46,13 +46,13 @@ export * from "./src/transport/hpack/hpack_decoder.ts";
 export * from "./src/transport/websocket/websocket_message.ts";
 export * from "./src/transport/websocket/websocket_frame_decoder.ts";
 export * from "./src/transport/websocket/websocket_frame_decoder_stream.ts";
-export * from "./src/transport/websocket/websocket_watch_event_decoder.ts";
-export * from "./src/transport/websocket/websocket_watch_event_decoder_stream.ts";
-export * from "./src/transport/websocket/websocket_watch_decoder.ts";
-export * from "./src/transport/websocket/websocket_watch_decoder_stream.ts";
+export * from "./src/watch/websocket/websocket_watch_event_decoder.ts";
+export * from "./src/watch/websocket/websocket_watch_event_decoder_stream.ts";
+export * from "./src/watch/websocket/websocket_watch_decoder.ts";
+export * from "./src/watch/websocket/websocket_watch_decoder_stream.ts";
 // Framing: length-prefixed messages, gRPC messages and status, and their encoders.
-export * from "./src/framing/length_prefixed_stream.ts";
-export * from "./src/framing/grpc_message_stream.ts";
+export * from "./src/framing/length_prefixed_decoder_stream.ts";
+export * from "./src/framing/grpc_message_decoder_stream.ts";
 export * from "./src/framing/grpc_status.ts";
 export * from "./src/framing/cbor_sequence_decoder.ts";
 export * from "./src/framing/cbor_sequence_decoder_stream.ts";
@@ -60,7 +60,7 @@ export * from "./src/framing/encode.ts";
 // JSON watch bodies: NDJSON, watch events, both in one stage.
 export * from "./src/codec/media_type.ts";
 export * from "./src/codec/ndjson_decoder_stream.ts";
-export * from "./src/codec/watch_event.ts";
+export * from "./src/codec/watch_event_decoder_stream.ts";
 export * from "./src/codec/json_watch_event_decoder.ts";
 export * from "./src/codec/json_watch_event_decoder_stream.ts";
 // Protobuf, and etcd v3 Watch responses.

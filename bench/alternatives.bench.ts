@@ -20,7 +20,7 @@
 import { Buffer } from "node:buffer";
 import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decoder_stream.ts";
 import { NdjsonLineParser } from "../src/codec/ndjson_decoder_stream.ts";
-import { toWatchEvent } from "../src/codec/watch_event.ts";
+import { toWatchEvent } from "../src/codec/watch_event_decoder_stream.ts";
 import type { WatchEvent } from "../src/events.ts";
 import { ChunkedDecoder } from "../src/transport/chunked_decoder.ts";
 import { ChunkedDecoderStream } from "../src/transport/chunked_decoder_stream.ts";

@@ -32,7 +32,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { EtcdWatchDecoderStream } from "../src/codec/etcd/etcd_watch_decoder_stream.ts";
 import { decodeEtcdWatchResponse, type EtcdWatchResponse } from "../src/codec/etcd/watch_response.ts";
-import { GrpcMessageDecoderStream } from "../src/framing/grpc_message_stream.ts";
+import { GrpcMessageDecoderStream } from "../src/framing/grpc_message_decoder_stream.ts";
 import { Http2ConnectionDecoderStream } from "../src/transport/http2/connection_decoder_stream.ts";
 import { Http2FrameDecoder } from "../src/transport/http2/frame_decoder.ts";
 import { encodeHttp2Frame, encodeHttp2Frames } from "../src/transport/http2/frame_encoder.ts";

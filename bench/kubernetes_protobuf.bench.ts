@@ -58,7 +58,8 @@ import { KubernetesProtobufWatchBodyDecoderStream } from "../src/codec/kubernete
 import { JsonWatchEventDecoder } from "../src/codec/json_watch_event_decoder.ts";
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
-import { type FrameOwnership, KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/object_reader.ts";
+import { KubernetesObjectReader, mayKeepViews } from "../src/codec/kubernetes/object_reader.ts";
+import type { FrameOwnership } from "../src/codec/kubernetes/protobuf_options.ts";
 import { BytePool } from "../src/codec/kubernetes/byte_pool.ts";
 import { m_ObjectMeta } from "../src/codec/kubernetes/generated/meta_v1.ts";
 import type { KubernetesProtobufDecoders, ObjectDecoder } from "../src/codec/kubernetes/registry.ts";

@@ -21,7 +21,7 @@ import { JsonWatchEventDecoderStream } from "../src/codec/json_watch_event_decod
 import { BatchDecoderStream } from "../src/streams/batch_decoder_stream.ts";
 import { MsgpackEventEncoderStream } from "../src/codec/msgpack/msgpack_event_encoder_stream.ts";
 import { MsgpackEventDecoderStream } from "../src/codec/msgpack/msgpack_event_decoder_stream.ts";
-import { MsgpackEventReader } from "../src/codec/msgpack/format.ts";
+import { MsgpackEventReader } from "../src/codec/msgpack/msgpack_event_reader.ts";
 import { MsgpackEventWriter, msgpackrPackr, newPackr } from "../src/codec/msgpack/msgpack_event_writer.ts";
 import { msgpackrUnpackr, newUnpackr } from "../src/codec/msgpack/unpackr.ts";
 import { MsgpackEventDecoder } from "../src/codec/msgpack/msgpack_event_decoder.ts";

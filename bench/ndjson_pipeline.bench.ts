@@ -10,7 +10,7 @@
  */
 // Straight from the modules (all are re-exported by mod.ts), so work in progress elsewhere cannot break the benchmark.
 import { NdjsonLineParser } from "../src/codec/ndjson_decoder_stream.ts";
-import { toWatchEvent } from "../src/codec/watch_event.ts";
+import { toWatchEvent } from "../src/codec/watch_event_decoder_stream.ts";
 import { type DatasetName, makeDataset, splitReads, streamOf } from "./data.ts";
 import { watchwireCases } from "./watchwire_cases.ts";
 import {

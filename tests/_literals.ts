@@ -1,8 +1,9 @@
 /**
  * Finds array and object literals in the code of a decoder's functions, for the tests that check a decoder makes
  * what it returns without them: literals carry V8 allocation sites, which V8 pretenures once most of their objects
- * survive (a kept initial list), and decoders that fill objects field by field then run 1.6-3x slower for the rest of
- * the process (src/codec/value_constructors.ts). Code inside a function is indented; comments are skipped.
+ * survive (a kept initial list), and decoders that fill objects field by field then run slower for the rest of the
+ * process (src/codec/value_constructors.ts). Code inside a function is indented; comments are skipped.
+ * Kept with that mechanism: bench/RESULTS.md §11 ("What each optimisation mechanism buys"), decoding after a sync.
  */
 
 const arrayLiteral = /(?:[=(,:?]|\breturn|=>)\s*\[/;

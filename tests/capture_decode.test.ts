@@ -15,7 +15,7 @@ import { builtinDecoders } from "../src/codec/kubernetes/generated/all.ts";
 import { DecodeError } from "../src/errors.ts";
 import { runCli } from "../src/cli/main.ts";
 import { bytewise, collectGarbage, streamOf } from "./_util.ts";
-import { PCAP_HEADER, TcpPackets } from "./_capture_build.ts";
+import { PCAP_HEADER, tcpCapture, TcpPackets } from "./_capture_build.ts";
 
 const dir = new URL("../fixtures/captures/", import.meta.url);
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, dir)));
@@ -175,6 +175,68 @@ test("decodeCapture: a damaged TLS record is a problem; the events before it are
     problems.some((p) => p.kind === "problem" && /authentication|TLS/.test(p.message)),
     JSON.stringify(problems),
   );
+});
+
+/** The records of a little-endian classic pcap file: [file offset, length with its 16-byte header]. */
+function pcapRecords(bytes: Uint8Array): [number, number][] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  const out: [number, number][] = [];
+  for (let at = 24; at + 16 <= bytes.length;) {
+    const length = 16 + view.getUint32(at + 8, true);
+    out.push([at, length]);
+    at += length;
+  }
+  return out;
+}
+
+test("decodeCapture: maxRecordBytes bounds the file's records, maxTlsRecordBytes TLS records, each alone", async () => {
+  // A recorded capture whose largest pcap record holds TLS records: a TLS limit under them leaves the file's alone.
+  const f = FIXTURES.find((x) => x.name === "tls12-http1-json")!;
+  const recorded = read(f.file);
+  const largestPcap = Math.max(...pcapRecords(recorded).map(([, n]) => n));
+  const tlsOnly = await items([recorded], { keyLog: f.keyLog, maxTlsRecordBytes: 16407 });
+  assert.equal(tlsOnly.error, undefined, `the pcap record of ${largestPcap} bytes passes`);
+  assert.ok(largestPcap > 16407);
+  const tooLong = /TLS record of (\d+) bytes is longer than maxTlsRecordBytes \(16407\)/;
+  const refused = tlsOnly.items.flatMap((i) => i.kind === "problem" ? [tooLong.exec(i.message)] : [])
+    .find((m): m is RegExpExecArray => m !== null);
+  assert.ok(refused !== undefined && Number(refused[1]) > 16407, JSON.stringify(tlsOnly.items));
+  const packets = (got: CaptureItem[]) => got.flatMap((i) => i.kind === "summary" ? [i.packets] : []);
+  assert.deepEqual(packets(tlsOnly.items), [pcapRecords(recorded).length], "every packet read");
+
+  // Bytes this test builds: the recorded TLS 1.3 connection of fixtures/captures/tls-1.3-aes128gcm.*.bin (its server
+  // sends a TLS record of 16401 bytes) in packets of at most 1024 payload bytes: pcap records of at most 1080 bytes.
+  const slices = (b: Uint8Array) =>
+    Array.from({ length: Math.ceil(b.length / 1024) }, (_, k) => b.subarray(k * 1024, (k + 1) * 1024));
+  const tls = tcpCapture(slices(read("tls-1.3-aes128gcm.c2s.bin")), slices(read("tls-1.3-aes128gcm.s2c.bin")), []);
+  const keyLog = text("tls-1.3-aes128gcm.keys.txt");
+  const records = pcapRecords(tls);
+  const limit = Math.max(...records.map(([, n]) => n));
+  assert.equal(limit, 16 + 20 + 20 + 1024);
+  const reference = await items([tls], { keyLog });
+  assert.equal(reference.error, undefined);
+  assert.ok(reference.items.some((i) => i.kind === "tls"));
+  assert.deepEqual(reference.items.filter((i) => i.kind === "problem"), []);
+  // The file's limit at its largest record: the TLS records over it decrypt all the same.
+  const fileLimit = await items([tls], { keyLog, maxRecordBytes: limit });
+  assert.equal(fileLimit.error, undefined);
+  assert.deepEqual(plain(fileLimit.items), plain(reference.items));
+  // The TLS limit at that value: the 16401-byte TLS record is refused, while the pcap records of that size pass.
+  const tlsLimit = await items([tls], { keyLog, maxTlsRecordBytes: limit });
+  assert.equal(tlsLimit.error, undefined);
+  const problems = tlsLimit.items.flatMap((i) => i.kind === "problem" ? [i.message] : []);
+  assert.ok(
+    problems.some((m) => m.includes(`TLS record of 16401 bytes is longer than maxTlsRecordBytes (${limit})`)),
+    JSON.stringify(problems),
+  );
+  assert.deepEqual(packets(tlsLimit.items), [records.length], "every packet read");
+  // One byte under the file's largest record: the file fails there, with MESSAGE_TOO_LARGE at that record.
+  const fileUnder = await items([tls], { keyLog, maxRecordBytes: limit - 1 });
+  assert.ok(fileUnder.error instanceof DecodeError, String(fileUnder.error));
+  assert.equal(fileUnder.error.code, "MESSAGE_TOO_LARGE");
+  assert.equal(fileUnder.error.offset, records.find(([, n]) => n === limit)![0]);
+  const over = new RegExp(`pcap record of ${limit} bytes .* is over maxRecordBytes \\(${limit - 1} bytes\\)`);
+  assert.match(fileUnder.error.message, over);
 });
 
 test("decodeCapture: a capture file cut short fails with TRUNCATED at the record, after the events before it", async () => {

@@ -412,15 +412,15 @@ test("tls: an unsupported cipher suite (Node's TLS 1.2 CBC connection) is named"
   assert.match(problem.message, /TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA/);
 });
 
-test("tls: maxRecordBytes: a longer record is a problem at once, after the data before it", async () => {
+test("tls: maxTlsRecordBytes: a longer record is a problem at once, after the data before it", async () => {
   const f = load("tls-1.3-aes128gcm");
   const [offset, , length] = protectedRecords(f.s2c).find(([, , n]) => n > 16384)!;
-  const events = await decrypt(whole(f), f.keys, { maxRecordBytes: 8192 });
+  const events = await decrypt(whole(f), f.keys, { maxTlsRecordBytes: 8192 });
   const [problem] = problems(events);
   assert.equal(problem.reason, "too-large");
   assert.equal(problem.error.code, "MESSAGE_TOO_LARGE");
   assert.equal(problem.error.offset, offset);
-  assert.match(problem.message, new RegExp(`TLS record of ${length} bytes`));
+  assert.match(problem.message, new RegExp(`TLS record of ${length} bytes is longer than maxTlsRecordBytes \\(8192`));
   assert.equal(problem.direction, "server");
   assert.equal(plaintext(events, "server").length, 0, "the response starts in that record: none of it");
   assert.deepEqual(plaintext(events, "client"), f.expected.clientPlaintext, "the client's direction goes on");
@@ -429,7 +429,7 @@ test("tls: maxRecordBytes: a longer record is a problem at once, after the data 
   const seen: TlsEvent[] = [];
   await decryptor.push("client", Uint8Array.of(0x16, 0x03, 0x01, 0xff, 0xff), (e) => seen.push(e));
   assert.equal(problems(seen)[0]?.reason, "too-large");
-  assert.throws(() => new TlsConnectionDecryptor(new KeyLog(), { maxRecordBytes: -1 }), RangeError);
+  assert.throws(() => new TlsConnectionDecryptor(new KeyLog(), { maxTlsRecordBytes: -1 }), RangeError);
 });
 
 test("tls: bytes that end inside a record, records that wait in vain, lost bytes, too much waiting", async () => {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit } from "../wire.ts";
+import { DEFAULT_MAX_EVENT_BYTES, encodeGrpcMessages, encodeHttp2Frames, type Http2FrameInit } from "../wire.ts";
 import { runCli } from "../cli.ts";
 import { bytewise, concat, splitAt, streamOf, utf8 } from "./_util.ts";
 import { envelope, framed, len, watchEvent } from "./_protobuf.ts";
@@ -255,7 +255,24 @@ test("cli: usage errors exit 2", async () => {
   const help = await run(["--help"], {});
   assert.equal(help.status, 0);
   assert.match(help.stdout, /Usage/);
+  assert.ok(help.stdout.includes(`largest event accepted (default ${DEFAULT_MAX_EVENT_BYTES})`));
   assert.equal((await run(["--version"], {})).stdout, "watchwire 9.9.9\n");
+});
+
+test("cli: --path TEXT (or its old spelling --resource TEXT) keeps a capture's events of requests whose path holds TEXT", async () => {
+  // tcpdump's capture of curl watching pods (fixtures/README.md).
+  const capture = new Uint8Array(
+    readFileSync(new URL("../fixtures/captures/capture-http1-json.pcap", import.meta.url)),
+  );
+  const all = await run(["decode", "capture"], { capture }, false, 4096);
+  assert.equal(all.status, 0, all.stderr);
+  assert.match(all.stdout, /"path":"\/api\/v1\/namespaces\/default\/pods\?watch=1"/);
+  for (const flag of ["--path", "--resource"]) {
+    const kept = await run(["decode", flag, "/pods", "capture"], { capture }, false, 4096);
+    assert.deepEqual([kept.status, kept.stdout], [0, all.stdout], flag);
+    const none = await run(["decode", `${flag}=/configmaps`, "capture"], { capture }, false, 4096);
+    assert.deepEqual([none.status, none.stdout], [0, ""], flag);
+  }
 });
 
 test("cli: --max-event-bytes bounds events; 1xx responses are skipped; after a 101 the rest is noted, not decoded", async () => {

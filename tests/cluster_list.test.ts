@@ -214,13 +214,13 @@ const pageUrl = (connection: ClusterConnection, page: 1 | 2) =>
   }`;
 
 const listed = (options: ListOptions = {}) => (connection: ClusterConnection) =>
-  list(connection, CONFIGMAPS, { limit: 1, protobuf: { decoders: builtinDecoders }, ...options });
+  list(connection, CONFIGMAPS, { pageSize: 1, protobuf: { decoders: builtinDecoders }, ...options });
 
 test("list: both pages whole, in JSON and protobuf (the server's own answers, for the faults below)", async () => {
   for (const format of ["json", "protobuf"] as const) {
     await withFault("none", 0, 0, async (connection) => {
       const result = await list<KubernetesObject & { data?: Record<string, string> }>(connection, CONFIGMAPS, {
-        limit: 1,
+        pageSize: 1,
         format,
         protobuf: { decoders: builtinDecoders },
       });
@@ -427,7 +427,11 @@ test("protobuf without decoders: list, watch, informer and resourceSource refuse
 
 test("list: protobuf in metadata mode without decoders gives every item, as its metadata and bytes", async () => {
   await withFault("none", 0, 0, async (connection) => {
-    const result = await list(connection, CONFIGMAPS, { limit: 1, format: "protobuf", protobuf: { mode: "metadata" } });
+    const result = await list(connection, CONFIGMAPS, {
+      pageSize: 1,
+      format: "protobuf",
+      protobuf: { mode: "metadata" },
+    });
     assert.equal(result.resourceVersion, "7");
     assert.equal(result.kind, "ConfigMapList");
     assert.deepEqual(result.items.map((o) => [o.apiVersion, o.kind, o.metadata?.name, o.metadata?.resourceVersion]), [
@@ -440,10 +444,34 @@ test("list: protobuf in metadata mode without decoders gives every item, as its 
     }
     // With the decoders, the same items decode whole.
     const whole = await list(connection, CONFIGMAPS, {
-      limit: 1,
+      pageSize: 1,
       format: "protobuf",
       protobuf: { decoders: builtinDecoders, mode: "metadata" },
     });
     assert.deepEqual(whole.items.map((o) => (o as { data?: unknown }).data), [{ k: "v a" }, { k: "v b" }]);
   });
+});
+
+test("list: pageSize is asked as the API's limit; after restartsOnExpiredContinue restarts, one request without it", async () => {
+  const asked: string[] = [];
+  const connection: ClusterConnection = {
+    server: "https://127.0.0.1:6443",
+    headers: () => Promise.resolve(new Headers()),
+    fetch: (input) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      asked.push(url.search);
+      // Every continue token has expired (etcd compacted the list's revision each time).
+      if (url.searchParams.has("continue")) {
+        const status = { kind: "Status", apiVersion: "v1", code: 410, reason: "Expired" };
+        return Promise.resolve(Response.json(status, { status: 410 }));
+      }
+      const metadata = { resourceVersion: "7", ...(url.searchParams.has("limit") ? { continue: "next" } : {}) };
+      const items = [{ metadata: { name: "a" } }];
+      return Promise.resolve(Response.json({ kind: "ConfigMapList", apiVersion: "v1", metadata, items }));
+    },
+    close: async () => {},
+  };
+  const result = await list(connection, CONFIGMAPS, { pageSize: 1, restartsOnExpiredContinue: 1 });
+  assert.deepEqual(asked, ["?limit=1", "?limit=1&continue=next", "?limit=1", "?limit=1&continue=next", ""]);
+  assert.deepEqual([result.restarts, result.pages, result.items.map((o) => o.metadata?.name)], [2, 5, ["a"]]);
 });

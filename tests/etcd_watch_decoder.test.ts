@@ -74,6 +74,7 @@ test("etcd: a WatchResponse encoded by hand from the schema's field numbers", ()
 
 test("etcd: the decoder makes what it returns without array or object literals (no V8 allocation site to pretenure)", () => {
   // A cache of etcd's keys keeps the decoded responses; see tests/_literals.ts.
+  // Keeps value_constructors.ts's mechanism honest (bench/RESULTS.md §11, "What each optimisation mechanism buys").
   const name = "src/codec/etcd/watch_response.ts";
   const text = readFileSync(new URL(`../${name}`, import.meta.url), "utf8");
   assert.deepEqual(literalLines(name, text), []);

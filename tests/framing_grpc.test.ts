@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { gunzipSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
-import { type GrpcMessage, GrpcMessageDecoderStream } from "../src/framing/grpc_message_stream.ts";
+import { type GrpcMessage, GrpcMessageDecoderStream } from "../src/framing/grpc_message_decoder_stream.ts";
 import { encodeGrpcMessages } from "../src/framing/encode.ts";
 import { parseGrpcStatus } from "../src/framing/grpc_status.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, utf8, within } from "./_util.ts";

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { DecodeError } from "../src/errors.ts";
-import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_stream.ts";
+import { LengthPrefixedDecoderStream } from "../src/framing/length_prefixed_decoder_stream.ts";
 import { encodeLengthPrefixed } from "../src/framing/encode.ts";
 import { FrameSplitter } from "../src/framing/frame_splitter.ts";
 import { assertSplitInvariant, bytewise, concat, drain, endless, splitAt, streamOf, within } from "./_util.ts";

@@ -189,6 +189,7 @@ test("generated decoders: no eval or Function in the generated code or its runti
 
 test("generated decoders: no array or object literal in a decoder (no V8 allocation site to pretenure)", () => {
   // They use listOf, emptyList and `{}` (src/codec/value_constructors.ts) instead: see tests/_literals.ts.
+  // Keeps that mechanism honest (bench/RESULTS.md §11, "What each optimisation mechanism buys").
   const dir = join(root, "src/codec/kubernetes/generated");
   const found: string[] = [];
   let lists = 0;

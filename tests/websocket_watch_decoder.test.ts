@@ -16,13 +16,13 @@ import type { WatchEvent } from "../src/events.ts";
 import { WebSocketFrameDecoder } from "../src/transport/websocket/websocket_frame_decoder.ts";
 import { WebSocketFrameDecoderStream } from "../src/transport/websocket/websocket_frame_decoder_stream.ts";
 import type { WebSocketMessage } from "../src/transport/websocket/websocket_message.ts";
-import { WebSocketWatchDecoder } from "../src/transport/websocket/websocket_watch_decoder.ts";
+import { WebSocketWatchDecoder } from "../src/watch/websocket/websocket_watch_decoder.ts";
 import {
   WebSocketWatchDecoderStream,
   type WebSocketWatchDecoderStreamOptions,
-} from "../src/transport/websocket/websocket_watch_decoder_stream.ts";
-import { WebSocketWatchEventDecoder } from "../src/transport/websocket/websocket_watch_event_decoder.ts";
-import { WebSocketWatchEventDecoderStream } from "../src/transport/websocket/websocket_watch_event_decoder_stream.ts";
+} from "../src/watch/websocket/websocket_watch_decoder_stream.ts";
+import { WebSocketWatchEventDecoder } from "../src/watch/websocket/websocket_watch_event_decoder.ts";
+import { WebSocketWatchEventDecoderStream } from "../src/watch/websocket/websocket_watch_event_decoder_stream.ts";
 import { assertSplitInvariant, concat, drain, streamOf, utf8 } from "./_util.ts";
 
 const dir = fileURLToPath(new URL("../fixtures/kubernetes/websocket/", import.meta.url));

@@ -244,7 +244,7 @@ export function captureConnections(
 class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConnectionEvent> {
   readonly #options: CaptureConnectionsOptions;
   readonly #keyLog: KeyLog;
-  readonly #maxUnread: number;
+  readonly #maxUnreadBytes: number;
   readonly #files: CaptureFileDecoder;
   readonly #packets: PacketDecoder;
   readonly #tcp: TcpReassembler;
@@ -270,7 +270,7 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
   constructor(options: CaptureConnectionsOptions) {
     this.#options = options;
     this.#keyLog = new KeyLog(options.keyLog);
-    this.#maxUnread = options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
+    this.#maxUnreadBytes = options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
     this.#files = new CaptureFileDecoder(options);
     this.#packets = new PacketDecoder(options);
     this.#tcp = new TcpReassembler(options);
@@ -364,8 +364,8 @@ class CaptureConnectionsDecoder implements StreamDecoder<Uint8Array, CaptureConn
     const target = c.feeds[role];
     if (!target.cancelled) this.#unread += bytes.length;
     target.push(bytes, time);
-    if (target.unread > this.#maxUnread && !target.cancelled) {
-      this.#abandon(c, `its ${role}'s bytes were not read (over ${this.#maxUnread} bytes waiting)`, time);
+    if (target.unread > this.#maxUnreadBytes && !target.cancelled) {
+      this.#abandon(c, `its ${role}'s bytes were not read (over ${this.#maxUnreadBytes} bytes waiting)`, time);
     }
   }
 

@@ -21,8 +21,8 @@ export interface CaptureCliOptions {
   keyLog: string | undefined;
   /** `--connection N`: only these connections' events. */
   connections: number[];
-  /** `--resource TEXT`: only events of requests whose path holds TEXT. */
-  resource: string | undefined;
+  /** `--path TEXT`: only events of requests whose path holds TEXT. */
+  path: string | undefined;
   /** `--proto FILE`, `--proto-path DIR`: the decoders of other gRPC calls' responses, made from these. */
   grpc: GrpcDecoders | undefined;
 }
@@ -57,7 +57,7 @@ export async function decodeCaptureFile(
   let status = 0;
   const wanted = (connection: number, path: string | undefined) =>
     (options.connections.length === 0 || options.connections.includes(connection)) &&
-    (options.resource === undefined || (path ?? "").includes(options.resource));
+    (options.path === undefined || (path ?? "").includes(options.path));
   // Lines reach stdout within a short while even when the capture is a live pipe that pauses.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const soon = () => {

@@ -6,7 +6,7 @@
  */
 import { KUBERNETES_CBOR_SPLIT_DEPTH } from "../codec/kubernetes/decode_kubernetes_cbor_object.ts";
 import { readKubernetesCborValue } from "../codec/kubernetes/read_kubernetes_cbor_value.ts";
-import { toWatchEvent } from "../codec/watch_event.ts";
+import { toWatchEvent } from "../codec/watch_event_decoder_stream.ts";
 import { watchEventOf } from "../codec/value_constructors.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";

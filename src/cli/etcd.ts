@@ -6,7 +6,7 @@
 import { etcdEventToJson, EtcdWatchDecoderStream } from "../codec/etcd/etcd_watch_decoder_stream.ts";
 import type { EtcdEvent, EtcdWatchResponse } from "../codec/etcd/watch_response.ts";
 import { DecodeError } from "../errors.ts";
-import { GrpcMessageDecoderStream } from "../framing/grpc_message_stream.ts";
+import { GrpcMessageDecoderStream } from "../framing/grpc_message_decoder_stream.ts";
 import { parseGrpcStatus } from "../framing/grpc_status.ts";
 import type { FieldList } from "../transport/field_line.ts";
 import type { Http2Exchange } from "../transport/http2/exchanges.ts";

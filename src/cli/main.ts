@@ -7,9 +7,10 @@
  */
 import { type NdjsonDecoderOptions, NdjsonDecoderStream } from "../codec/ndjson_decoder_stream.ts";
 import type { EtcdWatchResponse } from "../codec/etcd/watch_response.ts";
-import { toWatchEvent } from "../codec/watch_event.ts";
+import { toWatchEvent } from "../codec/watch_event_decoder_stream.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";
+import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
 import type { Http1Response } from "../transport/http1_response_decoder_stream.ts";
 import { decodeHttp1Exchanges } from "../transport/http1_exchanges.ts";
 import { isInterim } from "../transport/http1_head.ts";
@@ -113,10 +114,10 @@ export interface CliHost {
  */
 export const USAGE = `Usage: watchwire decode [--output ndjson|table] [--payload kubernetes|etcd] [--content-type TYPE]
                        [--max-event-bytes N] [--request FILE] [--keylog FILE] [--connection N]
-                       [--resource TEXT] [--proto FILE]... [--proto-path DIR]... FILE...
+                       [--path TEXT] [--proto FILE]... [--proto-path DIR]... FILE...
        watchwire watch [--kubeconfig FILE] [--context NAME] [-n NAMESPACE | -A] [-l SELECTOR]
                        [--field-selector SELECTOR] [--format protobuf|json|cbor] [--transport http|websocket]
-                       [--metadata-only] [--output table|ndjson] [--state FILE] RESOURCE
+                       [--mode full|metadata] [--output table|ndjson] [--state FILE] RESOURCE
 
 Decodes what a Kubernetes (or etcd) watch client received and prints its events.
 FILE (or - for standard input) is a capture file (pcap or pcapng, as tcpdump or Wireshark write it:
@@ -136,7 +137,7 @@ Kubernetes CBOR watch: detected by its self-described CBOR tag).
                               the body starts as one (a 4-byte length, then a watch event's type),
                               application/cbor-seq when it starts with the self-described CBOR tag and a
                               map, else application/json
-  --max-event-bytes N         largest event accepted (default 16777216)
+  --max-event-bytes N         largest event accepted (default ${DEFAULT_MAX_EVENT_BYTES})
   --request FILE              the client-to-server bytes of the same connection: HTTP/1.1 responses
                               and HTTP/2 streams are paired with their requests (table output shows
                               the method and target); an HTTP/1.1 response to HEAD has no body and a
@@ -145,7 +146,8 @@ Kubernetes CBOR watch: detected by its self-described CBOR tag).
   --keylog FILE               a capture's TLS key log (NSS format: SSLKEYLOGFILE, Node's --tls-keylog)
   --connection N              a capture's events of connection N only (repeatable; numbered from 1 in
                               the order connections first appear)
-  --resource TEXT             a capture's events of requests whose path holds TEXT (e.g. /pods)
+  --path TEXT                 a capture's events of requests whose path holds TEXT (e.g. /pods; the
+                              old spelling --resource TEXT is taken too)
   --proto FILE, --proto-path DIR
                               .proto files (and where their imports are): a capture's gRPC calls they
                               define (other than etcd's Watch) print their response messages as JSON
@@ -187,7 +189,9 @@ RESOURCE as kubectl names it: pods, pod, po, Pod, deployments.apps, deployments.
   --format protobuf|json|cbor how objects travel (default protobuf; JSON for kinds without protobuf;
                               cbor: JSON from a server that does not serve CBOR)
   --transport http|websocket  how the watches travel (default http; lists are always plain HTTP)
-  --metadata-only             decode only kind, apiVersion and metadata (protobuf)
+  --mode full|metadata        protobuf objects decoded in full (default), or only kind, apiVersion and
+                              metadata
+  --metadata-only             the same as --mode metadata
   -o, --output table|ndjson   a table: EVENT, [NAMESPACE with -A,] NAME, RESOURCEVERSION, AGE (default when
                               stdout is a terminal), or one JSON watch event per line: ADDED, MODIFIED,
                               DELETED with the object (the last known one for an object that vanished while
@@ -220,8 +224,8 @@ interface Options {
   keyLog: string | undefined;
   /** `--connection N` (repeatable): a capture's connections to print. */
   connections: number[];
-  /** `--resource TEXT`: a capture's requests to print, by their path. */
-  resource: string | undefined;
+  /** `--path TEXT` (or its old spelling `--resource TEXT`): a capture's requests to print, by their path. */
+  path: string | undefined;
   /** `--proto FILE` (repeatable) and `--proto-path DIR` (repeatable): the `.proto` files of a capture's gRPC calls. */
   protoFiles: string[];
   protoPaths: string[];
@@ -243,7 +247,7 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
     request: undefined,
     keyLog: undefined,
     connections: [],
-    resource: undefined,
+    path: undefined,
     protoFiles: [],
     protoPaths: [],
     files: [],
@@ -299,8 +303,9 @@ function parseArgs(args: string[], host: CliHost): Options | "help" | "version" 
         options.connections.push(v);
         break;
       }
-      case "--resource":
-        options.resource = value();
+      case "--path":
+      case "--resource": // the old spelling
+        options.path = value();
         break;
       case "--proto":
         options.protoFiles.push(value());

@@ -1,8 +1,8 @@
 /**
  * The RESOURCE argument of `watchwire watch` to the resource it names, as kubectl resolves it: `pods`, `pod`, `po`,
  * `Pod`, `deployments.apps`, `deploy.apps`, `deployments.v1.apps`, `widgets.example.com`. Read from the server's
- * discovery: the aggregated documents (`/api` and `/apis`, two requests; Kubernetes 1.30 and later), else the
- * group/version documents one by one. Internal.
+ * discovery: the aggregated documents (`/api` and `/apis` asked as `apidiscovery.k8s.io/v2`, two requests), else,
+ * from a server that answers them unaggregated, the group/version documents one by one. Internal.
  *
  * @module
  */

@@ -10,7 +10,7 @@ import type { ClusterConnection } from "../cluster/cluster_config.ts";
 import { connectCluster } from "../cluster/connection/connect_cluster.ts";
 import { loadKubeconfig } from "../cluster/kubeconfig/load_kubeconfig.ts";
 import type { ResourceRef } from "../cluster/resource.ts";
-import { resourceSource, type ResourceSourceOptions } from "../cluster/resource_source.ts";
+import { DEFAULT_PAGE_SIZE, resourceSource, type ResourceSourceOptions } from "../cluster/resource_source.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { type DeletedFinalStateUnknown, Informer, type InformerState } from "../watch/informer.ts";
 import { decodeInformerState, encodeInformerState } from "../watch/informer_state.ts";
@@ -47,7 +47,7 @@ interface WatchOptions {
   format: "json" | "protobuf" | "cbor" | undefined;
   /** How the watches travel: plain HTTP (the default) or a WebSocket (`--transport websocket`). */
   transport: "http" | "websocket";
-  /** Protobuf objects decoded in full, or only their metadata (`--metadata-only`). */
+  /** Protobuf objects decoded in full, or only their metadata (`--mode metadata`, or `--metadata-only`). */
   mode: "full" | "metadata";
   output: "table" | "ndjson";
   state: string | undefined;
@@ -70,6 +70,8 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
     state: undefined,
   };
   const resources: string[] = [];
+  /** How the mode was asked for, for the usage error that names it. */
+  let modeArg = "--mode metadata";
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
@@ -120,8 +122,19 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
         options.format = v;
         break;
       }
+      case "--mode": {
+        const v = value();
+        if (v !== "full" && v !== "metadata") {
+          throw new WatchUsageError(`--mode must be full or metadata, not ${JSON.stringify(v)}`);
+        }
+        options.mode = v;
+        modeArg = "--mode metadata";
+        break;
+      }
       case "--metadata-only":
+        // The shorthand of `--mode metadata`.
         options.mode = "metadata";
+        modeArg = "--metadata-only";
         break;
       case "-o":
       case "--output": {
@@ -151,7 +164,7 @@ export function parseWatchArgs(args: string[], stdoutIsTerminal: boolean): Watch
     throw new WatchUsageError("-n NAMESPACE and -A (all namespaces) exclude each other");
   }
   if (options.mode === "metadata" && (options.format === "json" || options.format === "cbor")) {
-    throw new WatchUsageError("--metadata-only needs --format protobuf (the default)");
+    throw new WatchUsageError(`${modeArg} needs --format protobuf (the default)`);
   }
   options.resource = resources[0];
   return options;
@@ -210,9 +223,9 @@ function countingSource<T>(source: ListWatchSource<T>, onSync: () => void, onObj
       onSync();
       return source.list({
         ...request,
-        onProgress: (n) => {
+        onListProgress: (n) => {
           onObjects(n);
-          request.onProgress?.(n);
+          request.onListProgress?.(n);
         },
       });
     },
@@ -242,7 +255,7 @@ function countingSource<T>(source: ListWatchSource<T>, onSync: () => void, onObj
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Objects between two progress lines of an initial sync (a list's page size); a line at least every second too. */
-const PROGRESS_EVERY = 500;
+const PROGRESS_EVERY = DEFAULT_PAGE_SIZE;
 const PROGRESS_MS = 1000;
 
 /** Runs `watch` until interrupted; the exit status. */

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { decodeKubernetesProtobufList } from "../codec/kubernetes/decode_list.ts";
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
+import { decodeKubernetesProtobufList } from "../codec/kubernetes/decode_kubernetes_protobuf_list.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/protobuf_options.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import {
   decodeKubernetesCborObject,
@@ -17,7 +17,7 @@ import type { ClusterConnection } from "./cluster_config.ts";
 import { ClusterAccessError, describeCauses } from "./errors.ts";
 import { type ListQuery, listUrl, type ResourceRef } from "./resource.ts";
 import { responseError } from "./response_error.ts";
-import { checkProtobufDecoders } from "./protobuf_decoders.ts";
+import { checkProtobufDecoders } from "./check_protobuf_decoders.ts";
 
 /**
  * The Accept header of each wire format. Protobuf falls back to JSON for kinds that have no protobuf (CRDs); CBOR to
@@ -39,11 +39,16 @@ export const ACCEPT = {
  * import type { ListOptions } from "watchwire";
  *
  * // Pages of 500 in protobuf; a page silent for 30 s (no response, no byte of its body) fails the list (TIMEOUT).
- * const options: ListOptions = { format: "protobuf", limit: 500, labelSelector: "app=web", idleTimeoutMs: 30_000 };
+ * const options: ListOptions = { format: "protobuf", pageSize: 500, labelSelector: "app=web", idleTimeoutMs: 30_000 };
  * console.log(options.format); // protobuf
  * ```
  */
-export interface ListOptions extends Omit<ListQuery, "continue"> {
+export interface ListOptions extends Omit<ListQuery, "continue" | "limit"> {
+  /**
+   * The page size: at most this many objects per request, asked as the API's `limit` query parameter, each page after
+   * the first by its `continue` token. Absent: one request for the whole list.
+   */
+  pageSize?: number;
   /**
    * The wire format asked for: `"json"` (the default), `"protobuf"` (JSON still, for kinds without protobuf) or
    * `"cbor"` (JSON still, from a server that does not serve CBOR: kube-apiserver serves it with its
@@ -61,7 +66,7 @@ export interface ListOptions extends Omit<ListQuery, "continue"> {
   signal?: AbortSignal;
   /**
    * How often a list whose continue token expired (410) starts again from the first page; after that, one list
-   * without `limit` (as client-go's pager does). Default 3.
+   * without `pageSize`, in one request (as client-go's pager does). Default 3.
    */
   restartsOnExpiredContinue?: number;
   /**
@@ -69,7 +74,11 @@ export interface ListOptions extends Omit<ListQuery, "continue"> {
    * most), as client-go's REST client does. Default 10.
    */
   maxRetries?: number;
-  /** Called with each page's items as it arrives (e.g. to show progress); the next page waits for its promise. */
+  /**
+   * Called as each page arrives, with its number of items (`items`) and the number so far (`total`); the next page
+   * waits for its promise (a caller may pace the list). Not the watch loop's `onListProgress`, which is told the number
+   * so far only and never waits: `resourceSource` calls that one from this.
+   */
   onPage?(page: { items: number; total: number }): void | Promise<void>;
   /**
    * How long a page may keep silent, in milliseconds: the wait for its response (the status and headers), and each
@@ -223,38 +232,38 @@ class PageWatchdog {
   readonly #own = new AbortController();
   readonly #caller: AbortSignal | undefined;
   readonly #follow = () => this.#own.abort(this.#caller!.reason);
-  readonly #ms: number;
+  readonly #idleTimeoutMs: number;
   readonly #where: string;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #last = Date.now();
   #expiredPromise: Promise<never> | undefined;
   #reject: ((error: unknown) => void) | undefined;
 
-  constructor(ms: number, caller: AbortSignal | undefined, where: string) {
+  constructor(idleTimeoutMs: number, caller: AbortSignal | undefined, where: string) {
     this.#caller = caller;
-    this.#ms = ms;
+    this.#idleTimeoutMs = idleTimeoutMs;
     this.#where = where;
     this.signal = this.#own.signal;
     if (caller?.aborted) this.#own.abort(caller.reason);
     else caller?.addEventListener("abort", this.#follow, { once: true });
     // One timer for the page, not one per chunk: when it fires, it looks at when the last byte came, and is set again
     // for the rest of the time if one came since.
-    if (Number.isFinite(ms) && ms > 0) this.#timer = setTimeout(this.#check, ms);
+    if (Number.isFinite(idleTimeoutMs) && idleTimeoutMs > 0) this.#timer = setTimeout(this.#check, idleTimeoutMs);
   }
 
   #check = (): void => {
     const waited = Date.now() - this.#last;
-    if (waited < this.#ms) {
-      this.#timer = setTimeout(this.#check, this.#ms - waited);
+    if (waited < this.#idleTimeoutMs) {
+      this.#timer = setTimeout(this.#check, this.#idleTimeoutMs - waited);
       return;
     }
     this.#timer = undefined;
     this.expired = new ClusterAccessError(
       "TIMEOUT",
       this.answered
-        ? `${this.#where}: no byte of the response body for ${this.#ms} ms (idleTimeoutMs), after ${this.bytes} ` +
-          "bytes: the request was aborted"
-        : `${this.#where}: no response for ${this.#ms} ms (idleTimeoutMs): the request was aborted`,
+        ? `${this.#where}: no byte of the response body for ${this.#idleTimeoutMs} ms (idleTimeoutMs), after ` +
+          `${this.bytes} bytes: the request was aborted`
+        : `${this.#where}: no response for ${this.#idleTimeoutMs} ms (idleTimeoutMs): the request was aborted`,
     );
     this.#own.abort(this.expired);
     this.#reject?.(this.expired);
@@ -435,15 +444,16 @@ function decodePage(
 }
 
 /**
- * Lists every object of a resource: page by page (`limit`, then each `continue` token), in JSON, protobuf or CBOR. A
- * continue token that expired (410, when etcd compacted the list's revision) starts the list again. A failed
- * request is a `ClusterAccessError` with the server's Status message (`UNAUTHORIZED` for a 401, `FORBIDDEN` for a
- * 403). A page whose body breaks off is `CONNECTION_LOST`, in every runtime alike, naming the page (its number and
- * URL, with its continue token) and the bytes read: the body failed (the connection reset; the runtime's own error
- * its `cause`), or ended cleanly inside the list (a cut JSON, protobuf or CBOR body; the decoder's error its `cause`). A
- * page silent for longer than `idleTimeoutMs` (60 s by default: no response, or no byte of its body) has its request
- * aborted and is `TIMEOUT`. An abort of `signal` stays one. `format: "protobuf"` needs `protobuf.decoders` (the kinds
- * to decode) unless `protobuf.mode` is `"metadata"`: without them the list rejects at once with a `USAGE` error.
+ * Lists every object of a resource: page by page (`pageSize` objects a page, then each `continue` token), in JSON,
+ * protobuf or CBOR. A continue token that expired (410, when etcd compacted the list's revision) starts the list
+ * again. A failed request is a `ClusterAccessError` with the server's Status message (`UNAUTHORIZED` for a 401,
+ * `FORBIDDEN` for a 403). A page whose body breaks off is `CONNECTION_LOST`, in every runtime alike, naming the page
+ * (its number and URL, with its continue token) and the bytes read: the body failed (the connection reset; the
+ * runtime's own error its `cause`), or ended cleanly inside the list (a cut JSON, protobuf or CBOR body; the decoder's
+ * error its `cause`). A page silent for longer than `idleTimeoutMs` (60 s by default: no response, or no byte of its
+ * body) has its request aborted and is `TIMEOUT`. An abort of `signal` stays one. `format: "protobuf"` needs
+ * `protobuf.decoders` (the kinds to decode) unless `protobuf.mode` is `"metadata"`: without them the list rejects at
+ * once with a `USAGE` error.
  *
  * @example
  * ```ts
@@ -460,7 +470,7 @@ function decodePage(
  *   fetch: async (input) => Response.json(pages[new URL(String(input)).searchParams.has("continue") ? 1 : 0]),
  *   close: async () => {},
  * };
- * const result = await list(connection, { version: "v1", resource: "configmaps" }, { limit: 1 });
+ * const result = await list(connection, { version: "v1", resource: "configmaps" }, { pageSize: 1 });
  * console.log(result.items.map((o) => o.metadata?.name), result.items[0].kind, result.resourceVersion); // [ "a", "b" ] ConfigMap 7
  * ```
  */
@@ -476,6 +486,7 @@ export async function list<T = KubernetesObject>(
     maxRetries: _m,
     idleTimeoutMs: _i,
     restartsOnExpiredContinue = 3,
+    pageSize,
     onPage,
     ...query
   } = options;
@@ -485,14 +496,19 @@ export async function list<T = KubernetesObject>(
   checkProtobufDecoders(what, options.format, options.protobuf);
   let restarts = 0;
   let pages = 0;
-  let limit = query.limit;
+  /** False once the list restarted too often: then one request for the whole list. */
+  let paged = true;
   restart: for (;;) {
     const items: unknown[] = [];
     let first: ListObject | undefined;
     let continueToken: string | undefined;
     let page = 0;
     do {
-      const url = listUrl(connection.server, ref, { ...query, limit, continue: continueToken });
+      const url = listUrl(connection.server, ref, {
+        ...query,
+        limit: paged ? pageSize : undefined,
+        continue: continueToken,
+      });
       // A continued page is read at the first page's resourceVersion: the query's own would be refused with it.
       if (continueToken !== undefined) {
         url.searchParams.delete("resourceVersion");
@@ -502,7 +518,7 @@ export async function list<T = KubernetesObject>(
       pages++;
       if (read.expired || read.page === undefined) {
         restarts++;
-        if (restarts > restartsOnExpiredContinue) limit = undefined;
+        if (restarts > restartsOnExpiredContinue) paged = false;
         continue restart;
       }
       first ??= read.page;

@@ -42,7 +42,7 @@ export interface ResourceRef {
 export interface ListQuery {
   labelSelector?: string;
   fieldSelector?: string;
-  /** Page size of a list. */
+  /** The page size of a list, by the API's name for it (`list()` and `informer()` take it as `pageSize`). */
   limit?: number;
   /** The continue token of the page before. */
   continue?: string;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/protobuf_options.ts";
 import type { KubernetesObject } from "../events.ts";
 import type { ListWatchSource } from "../watch/list_watch_source.ts";
 import { Informer, type InformerOptions } from "../watch/informer.ts";
@@ -13,7 +13,10 @@ import { list } from "./list.ts";
 import type { ResourceRef } from "./resource.ts";
 import { watch } from "./watch.ts";
 import { type WebSocketOpener, webSocketWatch } from "./websocket_watch.ts";
-import { checkProtobufDecoders } from "./protobuf_decoders.ts";
+import { checkProtobufDecoders } from "./check_protobuf_decoders.ts";
+
+/** The default of {@linkcode ResourceSourceOptions.pageSize}: client-go's page size for an informer's lists. */
+export const DEFAULT_PAGE_SIZE = 500;
 
 /**
  * Options of {@linkcode resourceSource}: which objects and how they travel.
@@ -41,7 +44,7 @@ export interface ResourceSourceOptions {
    * metadata-only informer); `mode`. See {@linkcode KubernetesProtobufOptions}.
    */
   protobuf?: KubernetesProtobufOptions;
-  /** The page size of lists. Default 500 (client-go's). */
+  /** The page size of lists (`list()`'s `pageSize`). Default 500 (client-go's). */
   pageSize?: number;
   /**
    * The largest event (one NDJSON line, one length-prefixed frame, one gRPC message) accepted, in bytes. Default
@@ -90,17 +93,17 @@ export function resourceSource<T extends KubernetesObject = KubernetesObject>(
   ref: ResourceRef,
   options: ResourceSourceOptions = {},
 ): ListWatchSource<T> {
-  const { pageSize = 500, maxEventBytes, idleTimeoutMs, transport, openWebSocket, ...common } = options;
+  const { pageSize = DEFAULT_PAGE_SIZE, maxEventBytes, idleTimeoutMs, transport, openWebSocket, ...common } = options;
   checkProtobufDecoders(`resourceSource of ${resourceName(ref)}`, options.format, options.protobuf);
   return {
     list: async (request) => {
       const result = await list<T>(connection, ref, {
         ...common,
-        limit: pageSize,
+        pageSize,
         signal: request.signal,
         ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
         ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
-        ...(request.onProgress ? { onPage: (page) => request.onProgress!(page.total) } : {}),
+        ...(request.onListProgress ? { onPage: (page) => request.onListProgress!(page.total) } : {}),
       });
       return { items: result.items, resourceVersion: result.resourceVersion };
     },

@@ -3,14 +3,14 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/protobuf_options.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { decodeWatchResponse } from "../watch/decode_watch_response.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
 import { DecodeError } from "../errors.ts";
 import { ClusterAccessError, describeCauses } from "./errors.ts";
 import { ACCEPT } from "./list.ts";
-import { checkProtobufDecoders } from "./protobuf_decoders.ts";
+import { checkProtobufDecoders } from "./check_protobuf_decoders.ts";
 import { type ResourceRef, type WatchQuery, watchUrl } from "./resource.ts";
 
 /**

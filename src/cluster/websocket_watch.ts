@@ -7,25 +7,25 @@
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { DecodeError } from "../errors.ts";
 import { DEFAULT_MAX_EVENT_BYTES } from "../limits.ts";
-import { WebSocketWatchEventDecoder } from "../transport/websocket/websocket_watch_event_decoder.ts";
+import { WebSocketWatchEventDecoder } from "../watch/websocket/websocket_watch_event_decoder.ts";
 import { decodeWatchResponse } from "../watch/decode_watch_response.ts";
 import type { ClusterConnection } from "./cluster_config.ts";
 import { detectRuntime } from "./connection/runtime_name.ts";
 import { ClusterAccessError, describeCauses } from "./errors.ts";
 import { ACCEPT } from "./list.ts";
-import { checkProtobufDecoders } from "./protobuf_decoders.ts";
+import { checkProtobufDecoders } from "./check_protobuf_decoders.ts";
 import { type ResourceRef, watchUrl } from "./resource.ts";
 import type { WatchOptions } from "./watch.ts";
 
 /**
  * The part of the WebSocket API a watch uses: what the global `WebSocket` of browsers, Deno, Bun, Workers and Node
- * (from 22) has, and undici's `WebSocket`.
+ * (where it has one: docs/runtimes-and-bundles.md) has, and undici's `WebSocket`.
  *
  * @example
  * ```ts
  * import type { WebSocketLike } from "watchwire";
  *
- * // What a watch needs of a socket; the global WebSocket (Deno, Bun, browsers, Node from 22) has it.
+ * // What a watch needs of a socket; a global WebSocket (Deno, Bun, browsers, Workers, most Node versions) has it.
  * function closeWhenDone(socket: WebSocketLike, done: Promise<void>): void {
  *   socket.binaryType = "arraybuffer";
  *   done.then(() => socket.close(1000));
@@ -81,7 +81,7 @@ export interface WebSocketHandshake {
  * ```ts
  * import type { WebSocketOpener } from "watchwire";
  *
- * // Node 20 has no global WebSocket: undici's (`import { WebSocket } from "undici"`) takes the same init.
+ * // Where the runtime has no global WebSocket, undici's (`import { WebSocket } from "undici"`) takes the same init.
  * const open: WebSocketOpener = (url, { headers, protocols }) =>
  *   new WebSocket(url, { protocols, headers } as unknown as string[]);
  * console.log(typeof open); // function
@@ -97,7 +97,7 @@ export type WebSocketOpener = (url: string, handshake: WebSocketHandshake) => We
  * import type { WebSocketConstructorLike } from "watchwire";
  *
  * const constructor: WebSocketConstructorLike | undefined = globalThis.WebSocket;
- * console.log(constructor === undefined ? "no global WebSocket (Node 20)" : "a global WebSocket"); // a global WebSocket (in Deno)
+ * console.log(constructor === undefined ? "none" : "a global WebSocket"); // a global WebSocket (in Deno)
  * ```
  */
 // deno-lint-ignore no-explicit-any
@@ -111,8 +111,8 @@ export type WebSocketConstructorLike = new (url: string, ...rest: any[]) => WebS
  * ```ts
  * import { detectRuntime, type WebSocketHandshakeMode } from "watchwire";
  *
- * const mode: WebSocketHandshakeMode = detectRuntime() === "web" ? "subprotocol" : "headers";
- * console.log(mode); // headers (in Node, Deno or Bun)
+ * const handshake: WebSocketHandshakeMode = detectRuntime() === "web" ? "subprotocol" : "headers";
+ * console.log(handshake); // headers (in Node, Deno or Bun)
  * ```
  */
 export type WebSocketHandshakeMode = "headers" | "subprotocol" | "fetch";
@@ -152,8 +152,9 @@ export interface WebSocketOpenerOptions {
    */
   handshake?: WebSocketHandshakeMode;
   /**
-   * The WebSocket class, for `"headers"` and `"subprotocol"`: the runtime's global `WebSocket` by default. Node has
-   * none before 22: pass undici's (`import { WebSocket } from "undici"`), which takes `headers` and a `dispatcher`.
+   * The WebSocket class, for `"headers"` and `"subprotocol"`: the runtime's global `WebSocket` by default. Where the
+   * runtime has none (some Node versions: docs/runtimes-and-bundles.md), pass undici's (`import { WebSocket } from
+   * "undici"`), which takes `headers` and a `dispatcher`.
    */
   WebSocket?: WebSocketConstructorLike;
   /** The subprotocol asked for beside the token's with `"subprotocol"`: `v4.channel.k8s.io` by default. */
@@ -178,6 +179,9 @@ export interface WebSocketOpenerOptions {
 /** The prefix of the subprotocol that carries a bearer token (k8s.io/apiserver's websocket authenticator). */
 const BEARER_PROTOCOL_PREFIX = "base64url.bearer.authorization.k8s.io.";
 
+/** The default of {@linkcode WebSocketOpenerOptions.companionProtocol}. */
+const DEFAULT_COMPANION_PROTOCOL = "v4.channel.k8s.io";
+
 /** Headers a browser's WebSocket sends by itself, or that say nothing the API server needs on this path. */
 const HEADERS_NOT_NEEDED = new Set(["accept", "origin"]);
 
@@ -188,8 +192,8 @@ function isWorkers(): boolean {
 
 /**
  * A {@linkcode WebSocketOpener}: see {@linkcode WebSocketOpenerOptions} for how the headers and TLS travel in each
- * runtime. Without a WebSocket class (Node before 22) opening fails with an `UNSUPPORTED` {@linkcode ClusterAccessError}
- * that says what to pass.
+ * runtime. Without a WebSocket class (no `WebSocket` option, and a runtime with no global one) opening fails with an
+ * `UNSUPPORTED` {@linkcode ClusterAccessError} that says what to pass.
  *
  * Which runtimes reach which server: Node (undici), Deno and Bun send the headers given, `Origin` included (none of
  * them sends one by itself), and take the cluster's TLS through `init`, or the process's (`NODE_EXTRA_CA_CERTS` for
@@ -222,11 +226,15 @@ function isWorkers(): boolean {
  */
 export function webSocketOpener(options: WebSocketOpenerOptions = {}): WebSocketOpener {
   const browser = detectRuntime() === "web" && !isWorkers();
-  const mode = options.handshake ?? (detectRuntime() !== "web" ? "headers" : browser ? "subprotocol" : "fetch");
-  const companion = options.companionProtocol ?? "v4.channel.k8s.io";
-  if (mode === "fetch") return openByFetch;
-  const open = openBySubprotocolOrHeaders(mode, companion, options);
-  if (mode !== "subprotocol" || !(options.settleClientCertificate ?? browser)) return open;
+  const handshake = options.handshake ?? (detectRuntime() !== "web" ? "headers" : browser ? "subprotocol" : "fetch");
+  if (handshake === "fetch") return openByFetch;
+  if (handshake === "headers") return openByHeaders(options);
+  const open = openBySubprotocol(options.companionProtocol ?? DEFAULT_COMPANION_PROTOCOL, options);
+  return (options.settleClientCertificate ?? browser) ? settlingClientCertificateFirst(open) : open;
+}
+
+/** `open`, after {@linkcode settleClientCertificate} for the URL. */
+function settlingClientCertificateFirst(open: WebSocketOpener): WebSocketOpener {
   return async (url, handshake) => {
     await settleClientCertificate(url);
     return open(url, handshake);
@@ -256,25 +264,29 @@ function settleClientCertificate(url: string): Promise<void> {
   return settled;
 }
 
-/** The opener of the `"headers"` and `"subprotocol"` modes, over `options.WebSocket` or the global one. */
-function openBySubprotocolOrHeaders(
-  mode: "headers" | "subprotocol",
-  companion: string,
-  options: WebSocketOpenerOptions,
-): WebSocketOpener {
+/** `options.WebSocket`, or the global one; `UNSUPPORTED` where there is neither. */
+function webSocketClass(options: WebSocketOpenerOptions): WebSocketConstructorLike {
+  const WebSocketClass = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructorLike }).WebSocket;
+  if (WebSocketClass === undefined) {
+    throw new ClusterAccessError(
+      "UNSUPPORTED",
+      "this runtime has no global WebSocket: pass openWebSocket: webSocketOpener({ WebSocket }) with undici's " +
+        'WebSocket (import { WebSocket } from "undici"), or watch over HTTP',
+    );
+  }
+  return WebSocketClass;
+}
+
+/** The opener of `handshake: "headers"`, over `options.WebSocket` or the global one. */
+function openByHeaders(options: WebSocketOpenerOptions): WebSocketOpener {
+  return (url, handshake) =>
+    new (webSocketClass(options))(url, { ...options.init, protocols: handshake.protocols, headers: handshake.headers });
+}
+
+/** The opener of `handshake: "subprotocol"`, over `options.WebSocket` or the global one. */
+function openBySubprotocol(companionProtocol: string, options: WebSocketOpenerOptions): WebSocketOpener {
   return (url, handshake) => {
-    const WebSocketClass = options.WebSocket ??
-      (globalThis as { WebSocket?: WebSocketConstructorLike }).WebSocket;
-    if (WebSocketClass === undefined) {
-      throw new ClusterAccessError(
-        "UNSUPPORTED",
-        "this runtime has no global WebSocket (Node before 22): pass openWebSocket: webSocketOpener({ WebSocket }) " +
-          'with undici\'s WebSocket (import { WebSocket } from "undici"), or watch over HTTP',
-      );
-    }
-    if (mode === "headers") {
-      return new WebSocketClass(url, { ...options.init, protocols: handshake.protocols, headers: handshake.headers });
-    }
+    const WebSocketClass = webSocketClass(options);
     const protocols = [...handshake.protocols];
     const cannot: string[] = [];
     for (const [name, value] of handshake.headers) {
@@ -290,7 +302,7 @@ function openBySubprotocolOrHeaders(
           "travels, as a subprotocol; watch over HTTP, or use a runtime whose WebSocket sends headers",
       );
     }
-    if (protocols.length > handshake.protocols.length) protocols.push(companion);
+    if (protocols.length > handshake.protocols.length) protocols.push(companionProtocol);
     return new WebSocketClass(url, protocols);
   };
 }
@@ -401,7 +413,14 @@ export async function webSocketWatch<T = KubernetesObject>(
   ref: ResourceRef,
   options: WebSocketWatchOptions = {},
 ): Promise<ReadableStream<WatchEvent<T>>> {
-  const { format = "json", protobuf, maxEventBytes, signal, openWebSocket, ...query } = options;
+  const {
+    format = "json",
+    protobuf,
+    maxEventBytes = DEFAULT_MAX_EVENT_BYTES,
+    signal,
+    openWebSocket,
+    ...query
+  } = options;
   const what = `watch ${ref.group ? `${ref.resource}.${ref.group}` : ref.resource} over WebSocket`;
   checkProtobufDecoders(what, format, protobuf);
   if ((format as string) === "cbor") {
@@ -412,7 +431,6 @@ export async function webSocketWatch<T = KubernetesObject>(
     );
   }
   signal?.throwIfAborted();
-  const max = maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   const url = watchUrl(connection.server, ref, query);
   const headers = await connection.headers();
   headers.set("accept", ACCEPT[format]);
@@ -490,7 +508,7 @@ export async function webSocketWatch<T = KubernetesObject>(
     if (ended) return;
     messages++;
     try {
-      out.enqueue(decodeMessage(decoder, (event as { data?: unknown }).data, max));
+      out.enqueue(decodeMessage(decoder, (event as { data?: unknown }).data, maxEventBytes));
     } catch (error) {
       fail(
         error instanceof DecodeError
@@ -539,10 +557,14 @@ export async function webSocketWatch<T = KubernetesObject>(
 }
 
 /** The event of one message of a runtime's WebSocket (a string for a text message, an ArrayBuffer for a binary one). */
-function decodeMessage<T>(decoder: WebSocketWatchEventDecoder<T>, data: unknown, max: number): WatchEvent<T> {
+function decodeMessage<T>(
+  decoder: WebSocketWatchEventDecoder<T>,
+  data: unknown,
+  maxEventBytes: number,
+): WatchEvent<T> {
   if (typeof data === "string") {
-    const length = utf8Length(data, max);
-    if (length > max) throw tooLarge(length, max);
+    const length = utf8Length(data, maxEventBytes);
+    if (length > maxEventBytes) throw tooLarge(length, maxEventBytes);
     return decoder.decodeText(data);
   }
   let bytes: Uint8Array;
@@ -551,7 +573,7 @@ function decodeMessage<T>(decoder: WebSocketWatchEventDecoder<T>, data: unknown,
   else {
     throw new DecodeError("MESSAGE_INVALID", 0, `websocket watch: a message the WebSocket gave as ${describe(data)}`);
   }
-  if (bytes.length > max) throw tooLarge(bytes.length, max);
+  if (bytes.length > maxEventBytes) throw tooLarge(bytes.length, maxEventBytes);
   return decoder.decodeBinary(bytes);
 }
 
@@ -572,11 +594,11 @@ function errorOf(event: unknown): unknown {
   return new Error("the WebSocket reported an error (the runtime gives no detail)");
 }
 
-function tooLarge(length: number, max: number): DecodeError {
+function tooLarge(length: number, maxEventBytes: number): DecodeError {
   return new DecodeError(
     "MESSAGE_TOO_LARGE",
     0,
-    `websocket watch: a message of ${length} bytes is over maxEventBytes (${max} bytes)`,
+    `websocket watch: a message of ${length} bytes is over maxEventBytes (${maxEventBytes} bytes)`,
   );
 }
 

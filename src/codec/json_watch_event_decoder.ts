@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { type NdjsonDecoderOptions, NdjsonLineParser } from "./ndjson_decoder_stream.ts";
-import { toWatchEvent } from "./watch_event.ts";
+import { toWatchEvent } from "./watch_event_decoder_stream.ts";
 
 /**
  * Options of {@linkcode JsonWatchEventDecoder} and `JsonWatchEventDecoderStream`.

@@ -12,12 +12,12 @@ const MIN_JOIN_BUFFER = 4 * 1024;
 /**
  * Holds a line that spans input chunks as views of those chunks, not copying them as they come, and joins them once,
  * when the line ends. A growable buffer would copy a long line several times and briefly hold twice its size: for a
- * multi-megabyte event, most of a decoder's memory (measured in bench/RESULTS.md, section 4).
+ * multi-megabyte event, most of a decoder's memory (bench/RESULTS.md §4).
  *
  * The joined line is only ever decoded to text at once, never kept, so lines up to {@linkcode REUSED_JOIN_BYTES} are
  * joined in one buffer reused from line to line (grown to the longest such line seen, in powers of two): with events
- * of tens of KB about every other one spans reads, and a fresh buffer for each costs more than copying into it (in
- * Deno and Bun several microseconds for 32 KB, and dead buffers of external memory pile up until the engine's GC runs).
+ * of tens of KB about every other one spans reads, and a fresh buffer for each costs more than copying into it (and
+ * dead buffers of external memory pile up until the engine's GC runs).
  */
 export class PartialLine {
   #pieces: Uint8Array[] = [];

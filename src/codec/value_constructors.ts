@@ -8,9 +8,9 @@
  * back when they stop surviving. Old-generation objects cost more to make and to fill field by field (each store goes
  * through the write barrier) and are freed only by full collections, so after an informer's initial sync every later
  * decoding is slower, whether or not its objects are kept. `{}` and `new Array()` carry no allocation site that V8
- * pretenures, and cost the same as literals in V8 and JavaScriptCore. Kept because it buys far more than 10% on
- * decoding after a sync whose objects are kept, in Node 20, Node 26 and Deno (bench/RESULTS.md, "Mechanisms"). What it
- * gives up: where every decoded object is kept, pretenuring saves copying them out of the young generation.
+ * pretenures, and cost the same as literals. What it gives up: where every decoded object is kept, pretenuring saves
+ * copying them out of the young generation.
+ * Kept: decoding after a sync whose objects are kept (bench/RESULTS.md §11, "What each optimisation mechanism buys").
  *
  * Internal: used by the generated decoders (through `kubernetes/generated_runtime.ts`), the Kubernetes object and frame readers,
  * the lazy properties, the etcd decoder and the Kubernetes CBOR decoder.

@@ -24,12 +24,11 @@ import { Inflater } from "./inflate.ts";
 export interface GunzipStreamOptions extends DecoderStreamOptions {
   /**
    * Use the runtime's `DecompressionStream("gzip")` where it decodes multi-member input with zero padding correctly
-   * (checked once per process: Node's does). Default `false`: watchwire's own decoder, in every runtime. The native
-   * one can be faster on data with few repeats (on watch JSON they run alike), but it gives less: a
-   * fault's offset is only as exact as the input it had been handed by then, and when the input fails (a
-   * connection cut off, a framing fault in the body around it), Node's keeps back part of what the input so far
-   * decodes to, so events decoded before the fault can be lost. Node's zlib also stops at the first zero byte after
-   * a member and ignores whatever follows it, where watchwire's decoder requires zeros to the end.
+   * (checked once per process: Node's does). Default `false`: watchwire's own decoder, in every runtime. The native one
+   * gives less: a fault's offset is only as exact as the input it had been handed by then, and when the input fails (a
+   * connection cut off, a framing fault in the body around it), Node's keeps back part of what the input so far decodes
+   * to, so events decoded before the fault can be lost. Node's zlib also stops at the first zero byte after a member
+   * and ignores whatever follows it, where watchwire's decoder requires zeros to the end.
    */
   native?: boolean;
 }

@@ -168,7 +168,7 @@ const enum Mode {
 /**
  * Decompresses one raw DEFLATE stream incrementally. Feed it input with {@linkcode Inflater.push} until
  * {@linkcode Inflater.done}; the output is handed to a callback in pieces of at most 96 KiB, each a fresh copy.
- * Memory stays at a fixed ~100 KiB (window, output buffer, tables) whatever the input.
+ * Its memory is fixed (the window, the output buffer, the tables) whatever the input.
  *
  * Faults throw a `DECOMPRESSION_FAILED` {@linkcode DecodeError} whose offset is the input byte holding the faulty
  * code or field, counted from the offset given to {@linkcode Inflater.reset}; output before the fault has been handed

@@ -10,8 +10,8 @@ import { DecoderStream, type DecoderStreamOptions, type StreamDecoder } from "./
  * A `TransformStream` that runs a {@linkcode StreamDecoder} as {@linkcode DecoderStream} does, but enqueues the
  * values each input chunk completes as one array (none for a chunk that completes nothing), so a stream item costs
  * once per chunk rather than once per value. A Web Streams item costs far more than decoding a small event in some
- * runtimes (several µs in browsers), so a reader that handles many events at a time (replaying a capture, applying a
- * burst of watch events to a store) reads them fastest this way. No value waits for later input: a batch holds
+ * runtimes (browsers above all: bench/RESULTS.md §1), so a reader that handles many events at a time (replaying a
+ * capture, applying a burst of watch events to a store) reads them fastest this way. No value waits for later input: a batch holds
  * exactly what its chunk completed, and is handed on when the chunk has been decoded.
  *
  * Failures as in {@linkcode DecoderStream}: the values decoded before a fault, in earlier chunks and in the faulty

@@ -5,18 +5,22 @@
  * @module
  */
 
+/** The default of `bodyHighWaterMark` (the HTTP/1.1 and HTTP/2 decoders' option): 1 MiB. */
+export const DEFAULT_BODY_HIGH_WATER_MARK = 1 << 20;
+
 /** A response body being fed: its stream's controller and the backpressure handshake with its reader. */
 export class BodyFeed {
   readonly stream: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #wake: (() => void) | undefined;
   #failure: { reason: unknown } | undefined;
-  readonly #highWaterMark: number;
+  readonly #bodyHighWaterMark: number;
   cancelled = false;
   closed = false;
 
-  constructor(highWaterMark: number) {
-    this.#highWaterMark = highWaterMark;
+  /** A body that holds up to `bodyHighWaterMark` bytes unread before its writer waits. */
+  constructor(bodyHighWaterMark: number) {
+    this.#bodyHighWaterMark = bodyHighWaterMark;
     this.stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
@@ -29,7 +33,7 @@ export class BodyFeed {
         this.cancelled = true;
         this.#resume();
       },
-    }, new ByteLengthQueuingStrategy({ highWaterMark }));
+    }, new ByteLengthQueuingStrategy({ highWaterMark: bodyHighWaterMark }));
   }
 
   enqueue(bytes: Uint8Array): void {
@@ -59,7 +63,7 @@ export class BodyFeed {
   }
 
   #errorIfDrained(): void {
-    if (this.#failure === undefined || (this.#controller.desiredSize ?? 0) < this.#highWaterMark) return;
+    if (this.#failure === undefined || (this.#controller.desiredSize ?? 0) < this.#bodyHighWaterMark) return;
     this.#controller.error(this.#failure.reason);
     this.#failure = undefined;
   }

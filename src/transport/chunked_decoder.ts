@@ -28,11 +28,43 @@ import { describe } from "../describe_byte.ts";
  * ```
  */
 export interface ChunkedDecoderOptions {
-  /** Longest chunk-size line (size and extensions, without CRLF) accepted. Default 4096. */
+  /**
+   * Longest chunk-size line (size and extensions, without CRLF) accepted. Default
+   * {@linkcode DEFAULT_MAX_CHUNK_LINE_BYTES}.
+   */
   maxChunkLineBytes?: number;
-  /** Largest trailer section (all field lines with their CRLFs) accepted. Default 16384. */
+  /**
+   * Largest trailer section (all field lines with their CRLFs) accepted. Default {@linkcode DEFAULT_MAX_TRAILER_BYTES}.
+   */
   maxTrailerBytes?: number;
 }
+
+/**
+ * The default of `maxChunkLineBytes` (of {@linkcode ChunkedDecoder} and the HTTP/1.1 decoders): 4096 bytes.
+ *
+ * @example
+ * ```ts
+ * import { ChunkedDecoder, DEFAULT_MAX_CHUNK_LINE_BYTES } from "watchwire/wire";
+ *
+ * // Chunk extensions up to twice the default fit on the chunk-size line.
+ * const decoder = new ChunkedDecoder({ maxChunkLineBytes: 2 * DEFAULT_MAX_CHUNK_LINE_BYTES });
+ * console.log(DEFAULT_MAX_CHUNK_LINE_BYTES, decoder.done); // 4096 false
+ * ```
+ */
+export const DEFAULT_MAX_CHUNK_LINE_BYTES = 4096;
+
+/**
+ * The default of `maxTrailerBytes` (of {@linkcode ChunkedDecoder} and the HTTP/1.1 decoders): 16384 bytes.
+ *
+ * @example
+ * ```ts
+ * import { ChunkedDecoder, DEFAULT_MAX_TRAILER_BYTES } from "watchwire/wire";
+ *
+ * const decoder = new ChunkedDecoder({ maxTrailerBytes: DEFAULT_MAX_TRAILER_BYTES / 4 });
+ * console.log(DEFAULT_MAX_TRAILER_BYTES, decoder.done); // 16384 false
+ * ```
+ */
+export const DEFAULT_MAX_TRAILER_BYTES = 16384;
 
 const CR = 13;
 const LF = 10;
@@ -84,12 +116,12 @@ export class ChunkedDecoder {
   #line = new LineBuffer();
   #lineStart = 0;
   readonly #extension = new ChunkExtensionChecker();
-  readonly #maxChunkLine: number;
-  readonly #maxTrailer: number;
+  readonly #maxChunkLineBytes: number;
+  readonly #maxTrailerBytes: number;
 
   constructor(options: ChunkedDecoderOptions = {}) {
-    this.#maxChunkLine = options.maxChunkLineBytes ?? 4096;
-    this.#maxTrailer = options.maxTrailerBytes ?? 16384;
+    this.#maxChunkLineBytes = options.maxChunkLineBytes ?? DEFAULT_MAX_CHUNK_LINE_BYTES;
+    this.#maxTrailerBytes = options.maxTrailerBytes ?? DEFAULT_MAX_TRAILER_BYTES;
   }
 
   /** True once the last chunk, the trailer section and the final CRLF have been read. */
@@ -204,8 +236,8 @@ export class ChunkedDecoder {
           const lf = input.subarray(i, end).indexOf(LF);
           if (lf !== -1) throw this.#error("CRLF_EXPECTED", i + lf, "bare LF in the trailer section (CRLF required)");
           this.#trailerBytes += end - i + (cr === -1 ? 0 : 2);
-          if (this.#trailerBytes > this.#maxTrailer) {
-            throw this.#error("HEADER_TOO_LARGE", i, `trailer section longer than ${this.#maxTrailer} bytes`);
+          if (this.#trailerBytes > this.#maxTrailerBytes) {
+            throw this.#error("HEADER_TOO_LARGE", i, `trailer section longer than ${this.#maxTrailerBytes} bytes`);
           }
           this.#line.append(input.subarray(i, end));
           i = end;
@@ -265,8 +297,8 @@ export class ChunkedDecoder {
   }
 
   #countLineByte(i: number): void {
-    if (++this.#lineBytes > this.#maxChunkLine) {
-      throw this.#error("HEADER_TOO_LARGE", i, `chunk-size line longer than ${this.#maxChunkLine} bytes`);
+    if (++this.#lineBytes > this.#maxChunkLineBytes) {
+      throw this.#error("HEADER_TOO_LARGE", i, `chunk-size line longer than ${this.#maxChunkLineBytes} bytes`);
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import { DecodeError } from "../errors.ts";
 import type { StreamDecoder } from "../streams/decoder_stream.ts";
-import { BodyFeed } from "./body_feed.ts";
+import { BodyFeed, DEFAULT_BODY_HIGH_WATER_MARK } from "./body_feed.ts";
 import { ChunkedDecoder } from "./chunked_decoder.ts";
 import { contentCodingOf, removeCoding, removeContentCoding } from "./content_coding.ts";
 import type { FieldList } from "./field_line.ts";
@@ -31,9 +31,9 @@ import { PayloadOffsets, placeIn } from "./payload_offsets.ts";
 export interface Http1DecoderOptions {
   /** Largest message head (start line and header section) accepted. Default 64 KiB. */
   maxHeaderBytes?: number;
-  /** Longest chunk-size line accepted in a chunked body. Default 4096. */
+  /** Longest chunk-size line accepted in a chunked body. Default `DEFAULT_MAX_CHUNK_LINE_BYTES` (4096). */
   maxChunkLineBytes?: number;
-  /** Largest trailer section accepted. Default 16 KiB. */
+  /** Largest trailer section accepted. Default `DEFAULT_MAX_TRAILER_BYTES` (16 KiB). */
   maxTrailerBytes?: number;
   /** Remove `Content-Encoding: gzip` / `x-gzip` / `deflate` from bodies. Default true. */
   decompress?: boolean;
@@ -134,7 +134,7 @@ const enum Phase {
 
 /** One direction of an HTTP/1.1 connection. */
 export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDecoder<Uint8Array, M> {
-  readonly #maxHead: number;
+  readonly #maxHeaderBytes: number;
   readonly #options: Http1DecoderOptions;
   readonly #role: Http1Role<H, M>;
   #phase = Phase.Head;
@@ -162,7 +162,7 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
   constructor(role: Http1Role<H, M>, options: Http1DecoderOptions) {
     this.#role = role;
     this.#options = options;
-    this.#maxHead = options.maxHeaderBytes ?? 65536;
+    this.#maxHeaderBytes = options.maxHeaderBytes ?? 65536;
   }
 
   async push(chunk: Uint8Array, emit: (message: M) => void): Promise<void> {
@@ -218,11 +218,11 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     while (i < chunk.length) {
       const lf = chunk.indexOf(LF, i);
       const end = lf === -1 ? chunk.length : lf + 1;
-      if (this.#head.length + end - i > this.#maxHead) {
+      if (this.#head.length + end - i > this.#maxHeaderBytes) {
         throw new DecodeError(
           "HEADER_TOO_LARGE",
           this.#headStart,
-          `${this.#role.noun} head longer than ${this.#maxHead} bytes`,
+          `${this.#role.noun} head longer than ${this.#maxHeaderBytes} bytes`,
         );
       }
       this.#head.append(chunk.subarray(i, end));
@@ -275,7 +275,7 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
       throw this.#inHead(error);
     }
     const index = this.#index++;
-    const feed = new BodyFeed(this.#options.bodyHighWaterMark ?? 1 << 20);
+    const feed = new BodyFeed(this.#options.bodyHighWaterMark ?? DEFAULT_BODY_HIGH_WATER_MARK);
     let settle!: (fields: FieldList) => void;
     const trailers = new Promise<FieldList>((resolve) => (settle = resolve));
     let openTunnel!: (tunnel: ReadableStream<Uint8Array> | undefined) => void;
@@ -335,7 +335,7 @@ export class Http1Connection<H extends Http1HeadFraming, M> implements StreamDec
     this.#ask = undefined;
     if (!(await this.#role.switches!(head, index))) return openTunnel(undefined);
     // Another protocol follows the body: its bytes are handed on raw until the input ends.
-    this.#feed = new BodyFeed(this.#options.bodyHighWaterMark ?? 1 << 20);
+    this.#feed = new BodyFeed(this.#options.bodyHighWaterMark ?? DEFAULT_BODY_HIGH_WATER_MARK);
     this.#phase = Phase.Raw;
     openTunnel(this.#feed.stream);
   }

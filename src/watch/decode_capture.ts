@@ -19,13 +19,14 @@ import { JsonWatchResync } from "../capture/resync/json_watch_resync.ts";
 import { ProtobufWatchResync } from "../capture/resync/protobuf_watch_resync.ts";
 import type { TlsHandshakeEvent } from "../capture/tls/tls_events.ts";
 import { EtcdWatchDecoderStream } from "../codec/etcd/etcd_watch_decoder_stream.ts";
-import { GrpcMessageDecoderStream } from "../framing/grpc_message_stream.ts";
+import { GrpcMessageDecoderStream } from "../framing/grpc_message_decoder_stream.ts";
 import { DecodeError } from "../errors.ts";
 import type { WatchEvent } from "../events.ts";
+import { DEFAULT_MAX_CHUNK_LINE_BYTES } from "../transport/chunked_decoder.ts";
 import { fieldValues } from "../transport/field_line.ts";
 import { decodeHttp1Exchanges, type Http1ExchangeRequest } from "../transport/http1_exchanges.ts";
 import { WebSocketFrameDecoderStream } from "../transport/websocket/websocket_frame_decoder_stream.ts";
-import { WebSocketWatchEventDecoder } from "../transport/websocket/websocket_watch_event_decoder.ts";
+import { WebSocketWatchEventDecoder } from "./websocket/websocket_watch_event_decoder.ts";
 import { isInterim } from "../transport/http1_head.ts";
 import type { Http2Exchange, Http2Request } from "../transport/http2/exchanges.ts";
 import type { Http2Message } from "../transport/http2/connection_decoder_stream.ts";
@@ -41,8 +42,6 @@ const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 /** What is said of a gRPC stream a gap cut. */
 const GRPC_NOT_RESUMED = "a gap cut its gRPC messages: the rest of this stream is not decoded (gRPC messages are not " +
   "resumed after a gap)";
-/** The longest chunk-size line looked for after a gap (the HTTP/1.1 decoder's default limit). */
-const DEFAULT_MAX_CHUNK_LINE_BYTES = 4096;
 /** Items queued for the reader before the capture is read further. */
 const QUEUED_ITEMS = 64;
 
@@ -505,7 +504,9 @@ export function decodeCapture(
           if (gap === undefined) return;
         } else {
           const body = chunkedBodyAfterGap(input, {
+            // The HTTP/1.1 decoder before the gap read this body with its default chunk-size line limit.
             maxChunkLineBytes: DEFAULT_MAX_CHUNK_LINE_BYTES,
+            // A bound derived from the event limit: a chunk to resume at is held whole, as an event would be.
             maxChunkBytes: options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
             found: (skipped) => resumed(c, "server", bodySkipped + skipped),
           });

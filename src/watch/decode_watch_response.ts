@@ -5,7 +5,7 @@
  * @module
  */
 import { JsonWatchEventDecoder } from "../codec/json_watch_event_decoder.ts";
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/protobuf_options.ts";
 import { decodeKubernetesProtobufObject } from "../codec/kubernetes/decode_kubernetes_protobuf_object.ts";
 import { hasKubernetesProtobufMagic } from "../codec/kubernetes/envelope.ts";
 import { KubernetesProtobufWatchBodyDecoder } from "../codec/kubernetes/protobuf_watch_body_decoder.ts";

@@ -4,11 +4,12 @@
  * a cron job, a CLI) and resume from: `new Informer(source, { resume: await decodeInformerState(bytes) })`.
  *
  * The bytes are `WWIS` and a version byte (1), then one msgpack value `{ resourceVersion, objects }` written by
- * msgpackr with records (each shape of object spelled out once), as the msgpack event streams write events: about 40%
- * of the JSON's size for Pods. Each object is kept as its JSON: lossless for everything `JSON.parse` produces (`-0`,
- * lone surrogates, `__proto__` keys), and a metadata-only object (a `KubernetesProtobufObject`) as what
- * `JSON.stringify` gives of it, `kind`, `apiVersion` and `metadata` (its protobuf bytes are not kept: a resumed
- * metadata informer holds plain objects). msgpackr loads on first use (see `src/npm_package.ts`).
+ * msgpackr with records (each shape of object spelled out once), as the msgpack event streams write events, which
+ * come out far smaller than their JSON for Pods (bench/RESULTS.md §9). Each object is kept as its JSON: lossless for
+ * everything `JSON.parse` produces (`-0`, lone surrogates, `__proto__` keys), and a metadata-only object (a
+ * `KubernetesProtobufObject`) as what `JSON.stringify` gives of it, `kind`, `apiVersion` and `metadata` (its protobuf
+ * bytes are not kept: a resumed metadata informer holds plain objects). msgpackr loads on first use (see
+ * `src/npm_package.ts`).
  *
  * @module
  */

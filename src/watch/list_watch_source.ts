@@ -21,8 +21,8 @@ export interface SourceListRequest {
   /** `undefined`: the newest state (a quorum read). */
   resourceVersion?: string;
   signal: AbortSignal;
-  /** Called as pages arrive, with the number of objects so far. */
-  onProgress?(objects: number): void;
+  /** Called as pages arrive, with the number of objects so far: the watch loop's `onListProgress`. */
+  onListProgress?: (objects: number) => void;
 }
 
 /**

@@ -187,8 +187,8 @@ export class WatchStatusError extends Error {
  * ```
  */
 export class WatchIdleError extends Error {
-  constructor(ms: number) {
-    super(`the watch gave no event for ${ms} ms: closed, to be opened again`);
+  constructor(idleTimeoutMs: number) {
+    super(`the watch gave no event for ${idleTimeoutMs} ms: closed, to be opened again`);
     this.name = "WatchIdleError";
   }
 }
@@ -223,12 +223,13 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
   const signal = options.signal ?? new AbortController().signal;
   const sleep = options.sleep ?? sleepFor;
   const backoff = options.backoff instanceof Backoff ? options.backoff : new Backoff(options.backoff);
-  const timeoutSeconds = options.timeoutSeconds ?? randomTimeout;
+  const nextTimeoutSeconds = options.timeoutSeconds ?? randomTimeout;
   let streaming = options.initialSync !== "list";
   let state: WatcherStateName = options.resourceVersion === undefined ? "Empty" : "InitListed";
   let resourceVersion = options.resourceVersion ?? "";
   let reader: ReadableStreamDefaultReader<WatchEvent<T>> | undefined;
-  let watchTimeout = 0;
+  /** The `timeoutSeconds` of the watch in hand. */
+  let timeoutSeconds = 0;
   let opened = 0;
   let eventsThisWatch = 0;
 
@@ -248,7 +249,7 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
   }
   const open = async (request: { resourceVersion?: string; sendInitialEvents?: boolean }) => {
     release?.();
-    watchTimeout = timeoutSeconds();
+    timeoutSeconds = nextTimeoutSeconds();
     // A server that never answers is as stalled as one that stops sending: given up after the idle time too (a
     // WatchIdleError, thrown: the same state again after a wait), its request aborted.
     const own = new AbortController();
@@ -266,11 +267,11 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WatchIdleError(idleMs())), idleMs());
+      timer = setTimeout(() => reject(new WatchIdleError(watchIdleTimeoutMs())), watchIdleTimeoutMs());
     });
     try {
       const stream = await Promise.race([
-        source.watch({ ...request, timeoutSeconds: watchTimeout, signal: own.signal }),
+        source.watch({ ...request, timeoutSeconds, signal: own.signal }),
         unanswered,
       ]);
       reader = stream.getReader();
@@ -284,23 +285,24 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
     // read waiting for the idle time has its reader cancelled, which ends the read, and `idle` says why; otherwise it
     // is set again for when the read in progress (or the next) would reach the idle time. Time spent in the loop's
     // consumer (a slow handler) is not the server's silence, and does not count.
-    const ms = idleMs();
+    const idleTimeoutMs = watchIdleTimeoutMs();
     const current = reader;
     const check = () => {
       const waited = readingSince === 0 ? 0 : Date.now() - readingSince;
-      if (waited >= ms) {
+      if (waited >= idleTimeoutMs) {
         idle = true;
         current.cancel().catch(() => {});
       } else {
-        watchdog = setTimeout(check, ms - waited);
+        watchdog = setTimeout(check, idleTimeoutMs - waited);
       }
     };
-    watchdog = setTimeout(check, ms);
+    watchdog = setTimeout(check, idleTimeoutMs);
   };
   /** When the read in progress began (0: none in progress). */
   let readingSince = 0;
   let idle = false;
-  const idleMs = () => options.idleTimeoutMs ?? (watchTimeout + 30) * 1000;
+  /** The idle timeout of the watch in hand: `options.idleTimeoutMs`, or by default its `timeoutSeconds` plus 30 s. */
+  const watchIdleTimeoutMs = () => options.idleTimeoutMs ?? (timeoutSeconds + 30) * 1000;
   const retryAfterMs = (status: Status) => (status.details?.retryAfterSeconds ?? 0) * 1000;
 
   try {
@@ -322,7 +324,7 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
             yield { type: "Init" };
             const listed = await source.list({
               signal,
-              ...(options.onListProgress ? { onProgress: options.onListProgress } : {}),
+              ...(options.onListProgress ? { onListProgress: options.onListProgress } : {}),
             });
             for (const object of listed.items) yield { type: "InitApply", object };
             resourceVersion = listed.resourceVersion;
@@ -350,7 +352,7 @@ export async function* watcher<T extends KubernetesObject = KubernetesObject>(
             if (idle) {
               close();
               state = state === "Watching" ? "InitListed" : "Empty";
-              yield* fail(new WatchIdleError(idleMs()));
+              yield* fail(new WatchIdleError(watchIdleTimeoutMs()));
               break;
             }
             if (read.done) {

@@ -185,11 +185,11 @@ test("kube-apiserver with CBORServingAndStorage: CBOR watches, lists and streami
 
     // Lists, a page at a time (continue tokens in CBOR too), at the same resourceVersion.
     for (const ref of refs) {
-      const json = await list<Obj>(c, ref, { format: "json", limit: 1 });
+      const json = await list<Obj>(c, ref, { format: "json", pageSize: 1 });
       const before = c.contentTypes.length;
       const cbor = await list<Obj>(c, ref, {
         format: "cbor",
-        limit: 1,
+        pageSize: 1,
         resourceVersion: json.resourceVersion,
         resourceVersionMatch: "Exact",
       });

@@ -155,7 +155,7 @@ test("list() in protobuf metadata mode gives every item (the List is decoded who
     const metadataOnly = await list<Obj>(c, ref, {
       format: "protobuf",
       protobuf: { decoders: builtinDecoders, mode: "metadata" },
-      limit: 2,
+      pageSize: 2,
     });
     assert.deepEqual(metadataOnly.items, (await list<Obj>(c, ref)).items);
     // And the informer that lists: synced with every object, none lost.

@@ -3,7 +3,8 @@
  * loader and connectCluster in this runtime (its own fetch and TLS), lists, watches and streaming lists in JSON and
  * protobuf, while ConfigMaps, Secrets, Pods and objects of a CRD are created, updated and deleted. The decoded events
  * must equal what the server answered to each change, and the objects at the end what kubectl (an independent
- * client) reads back.
+ * client) reads back. Field and label selectors pick exactly what the server's rules pick; discovery finds each kind's
+ * resource and scope as `kubectl api-resources` does.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,13 +13,14 @@ import type { ClusterConnection } from "../../src/cluster/cluster_config.ts";
 import { ClusterAccessError } from "../../src/cluster/errors.ts";
 import { loadKubeconfig } from "../../src/cluster/kubeconfig/load_kubeconfig.ts";
 import { list } from "../../src/cluster/list.ts";
-import { discoverResource } from "../../src/cluster/discovery.ts";
+import { type DiscoveredResource, discoverResource } from "../../src/cluster/discovery.ts";
 import { objectUrl, type ResourceRef, watchUrl } from "../../src/cluster/resource.ts";
 import { watch } from "../../src/cluster/watch.ts";
 import { decodeWatchResponse } from "../../src/watch/decode_watch_response.ts";
 import { DecodeError } from "../../src/errors.ts";
-import type { KubernetesObject, WatchEvent } from "../../src/events.ts";
+import type { KubernetesObject, Status, WatchEvent } from "../../src/events.ts";
 import { builtinDecoders } from "../../src/codec/kubernetes/generated/all.ts";
+import type { Cluster } from "../../scripts/kube/cluster.mjs";
 import { apiRequest, kubectl, namespaceName, RUNTIME, sharedCluster } from "./_cluster.ts";
 import { startRecordingProxy } from "../peers/recording_proxy.ts";
 import { readUntil } from "./_api.ts";
@@ -320,7 +322,7 @@ test("kube-apiserver: bookmarks come when asked for, before a watch's timeout, w
   }
 });
 
-test("kube-apiserver: a paginated list with a small limit returns every object once", async () => {
+test("kube-apiserver: a paginated list with a small pageSize returns every object once", async () => {
   const c = await connect();
   try {
     const ns = await namespaceWithServiceAccount(c, "pages");
@@ -331,7 +333,7 @@ test("kube-apiserver: a paginated list with a small limit returns every object o
       const result = await list<Obj>(c, CONFIGMAPS(ns), {
         format,
         protobuf: { decoders: builtinDecoders },
-        limit: 4,
+        pageSize: 4,
         onPage: (p) => void pages.push(p.items),
       });
       assert.deepEqual(result.items.map((o) => o.metadata.name), names, format);
@@ -370,7 +372,7 @@ test("kube-apiserver: each kubeconfig credential works (token, client certificat
   const c = await connect("exec");
   try {
     for (let i = 0; i < 3; i++) {
-      await list(c, { version: "v1", resource: "namespaces", namespace: undefined }, { limit: 1 });
+      await list(c, { version: "v1", resource: "namespaces", namespace: undefined }, { pageSize: 1 });
     }
     assert.equal(cluster.execPluginRuns() - before, 1);
   } finally {
@@ -496,5 +498,185 @@ test("kube-apiserver: watches over HTTP/1.1 and, where this runtime's fetch offe
   } finally {
     await admin.close();
     await proxy.close();
+  }
+});
+
+test("kube-apiserver: fieldSelector, alone and with labelSelector, lists and watches exactly the objects it selects", async () => {
+  const cluster = await sharedCluster();
+  const c = await connect();
+  try {
+    const ns = await namespaceWithServiceAccount(c, "fields");
+    const ref = CONFIGMAPS(ns);
+    for (const [name, app] of [["a", "web"], ["b", "db"], ["c", "web"]]) {
+      await create(c, ref, { metadata: { name, labels: { app } }, data: { v: "1" } });
+    }
+    type Selection = { query: { fieldSelector: string; labelSelector?: string }; names: string[] };
+    // Each selection, and the objects of each it picks (`names`: what the server's rules say it must pick).
+    const selections: Selection[] = [
+      { query: { fieldSelector: "metadata.name=b" }, names: ["b"] },
+      { query: { fieldSelector: "metadata.name=c", labelSelector: "app=web" }, names: ["c"] },
+      { query: { fieldSelector: "metadata.name=b", labelSelector: "app=web" }, names: [] },
+      { query: { fieldSelector: "metadata.name!=b", labelSelector: "app=web" }, names: ["a", "c", "d"] },
+      { query: { fieldSelector: `metadata.namespace=${ns},metadata.name!=a` }, names: ["b", "c", "d"] },
+    ];
+    const picks = (s: Selection, o: Obj) => s.names.includes(o.metadata.name);
+
+    // Lists: what the server holds (all of it, read by kubectl), filtered here by each selection's rule.
+    const truth: Obj[] = JSON.parse(kubectl(cluster, ["get", "configmaps", "-n", ns, "-o", "json"])).items;
+    assert.deepEqual(truth.map((o) => o.metadata.name), ["a", "b", "c"]);
+    for (const format of ["json", "protobuf"] as const) {
+      for (const s of selections) {
+        const listed = await list<Obj>(c, ref, { format, protobuf: { decoders: builtinDecoders }, ...s.query });
+        assert.deepEqual(
+          listed.items.map(withoutManagedFields),
+          truth.filter((o) => picks(s, o)).map(withoutManagedFields),
+          `${format} list, ${JSON.stringify(s.query)}`,
+        );
+      }
+    }
+    // A field the resource has no selector for is the server's 400, said clearly.
+    await assert.rejects(list(c, ref, { fieldSelector: "data.v=1" }), (e: unknown) => {
+      assert.ok(e instanceof ClusterAccessError);
+      assert.equal(e.code, "STATUS");
+      assert.equal(e.status, 400);
+      assert.equal(
+        e.message,
+        `list configmaps in namespace ${ns}: 400 (BadRequest) "data.v" is not a known field selector: ` +
+          `only "metadata.name", "metadata.namespace"`,
+      );
+      return true;
+    });
+    // A watch answers the same as one ERROR event with the Status.
+    const refused = await readUntil(await watch(c, ref, { fieldSelector: "data.v=1" }), () => false);
+    assert.deepEqual(refused.map((e) => [e.type, (e.object as Status).code, (e.object as Status).reason]), [
+      ["ERROR", 400, "BadRequest"],
+    ]);
+
+    // Watches from the list's resourceVersion, each selection in both formats and one with no selector (what the
+    // server sends of every change), all ended by the server after a few seconds: each selective watch gives exactly
+    // the events of the unselective one whose object it picks, in order. No change moves an object into or out of a
+    // selection (that would be an ADDED or DELETED of its own).
+    const listed = await list(c, ref);
+    const open = (format: "json" | "protobuf", query: Selection["query"] | Record<string, never>) =>
+      watch<Obj>(c, ref, {
+        format,
+        protobuf: { decoders: builtinDecoders },
+        resourceVersion: listed.resourceVersion,
+        timeoutSeconds: 8,
+        ...query,
+      });
+    const everything = await open("json", {});
+    const selective = await Promise.all(
+      (["json", "protobuf"] as const).flatMap((format) => selections.map((s) => open(format, s.query))),
+    );
+    const reads = [everything, ...selective].map((events) => readUntil(events, () => false, 30_000));
+    const [a, b, cc] = truth;
+    await replace(c, ref, { ...a, data: { v: "2" } });
+    await replace(c, ref, { ...b, data: { v: "2" } });
+    await create(c, ref, { metadata: { name: "d", labels: { app: "web" } } });
+    await replace(c, ref, { ...cc, data: { v: "2" } });
+    await remove(c, ref, "b");
+    await remove(c, ref, "a");
+    const [all, ...got] = await Promise.all(reads);
+    assert.deepEqual(
+      all.map((e) => [e.type, (e.object as Obj).metadata.name]),
+      [["MODIFIED", "a"], ["MODIFIED", "b"], ["ADDED", "d"], ["MODIFIED", "c"], ["DELETED", "b"], ["DELETED", "a"]],
+      "the watch with no selector saw every change (the server ended it after they were made)",
+    );
+    got.forEach((events, i) => {
+      const s = selections[i % selections.length];
+      const what = `${i < selections.length ? "json" : "protobuf"} watch, ${JSON.stringify(s.query)}`;
+      assert.deepEqual(events, all.filter((e) => picks(s, e.object as Obj)), what);
+    });
+  } finally {
+    await c.close();
+  }
+});
+
+/** The rows of `kubectl api-resources -o wide`, cut at its header's column starts. */
+function apiResourcesTable(cluster: Cluster): Record<string, string>[] {
+  const [header, ...rows] = kubectl(cluster, ["api-resources", "-o", "wide"]).split("\n").filter((l) => l !== "");
+  const columns = [...header.matchAll(/\S+/g)].map((m) => ({ name: m[0], start: m.index! }));
+  return rows.map((row) =>
+    Object.fromEntries(
+      columns.map((col, i) => [col.name, row.slice(col.start, columns[i + 1]?.start ?? row.length).trim()]),
+    )
+  );
+}
+
+test("kube-apiserver: discoverResource finds each kind's resource and scope as kubectl api-resources does", async () => {
+  const cluster = await sharedCluster();
+  const c = await connect();
+  try {
+    await ensureCrd(c);
+    const table = apiResourcesTable(cluster);
+    const expected: [string, string, Omit<DiscoveredResource, "verbs">][] = [
+      ["v1", "Pod", { group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true }],
+      ["v1", "ConfigMap", { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true }],
+      ["v1", "Namespace", { group: "", version: "v1", resource: "namespaces", kind: "Namespace", namespaced: false }],
+      ["v1", "Node", { group: "", version: "v1", resource: "nodes", kind: "Node", namespaced: false }],
+      [
+        "apps/v1",
+        "Deployment",
+        { group: "apps", version: "v1", resource: "deployments", kind: "Deployment", namespaced: true },
+      ],
+      [
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        {
+          group: "rbac.authorization.k8s.io",
+          version: "v1",
+          resource: "clusterroles",
+          kind: "ClusterRole",
+          namespaced: false,
+        },
+      ],
+      [
+        "watchwire.example/v1",
+        "Widget",
+        { group: "watchwire.example", version: "v1", resource: "widgets", kind: "Widget", namespaced: true },
+      ],
+    ];
+    for (const [apiVersion, kind, want] of expected) {
+      const found = await discoverResource(c, apiVersion, kind);
+      const { verbs, ...rest } = found;
+      assert.deepEqual(rest, want, `${apiVersion} ${kind}`);
+      // kubectl, an independent client, reads the same discovery: the same name, scope and verbs.
+      const row = table.find((r) => r.APIVERSION === apiVersion && r.KIND === kind);
+      assert.ok(row, `kubectl api-resources lists ${apiVersion} ${kind}`);
+      assert.equal(row.NAME, found.resource, `${apiVersion} ${kind}: kubectl's name`);
+      assert.equal(row.NAMESPACED, String(found.namespaced), `${apiVersion} ${kind}: kubectl's scope`);
+      assert.deepEqual(
+        [...verbs].sort(),
+        row.VERBS.replace(/^\[|\]$/g, "").split(/[\s,]+/).filter((v) => v !== "").sort(),
+        `${apiVersion} ${kind}: kubectl's verbs`,
+      );
+      assert.ok(verbs.includes("list") && verbs.includes("watch"), `${apiVersion} ${kind}: ${verbs}`);
+    }
+    // What it finds is a ResourceRef a list takes as it is.
+    const namespaces = await list(c, await discoverResource(c, "v1", "Namespace"));
+    assert.ok(namespaces.items.some((n) => n.metadata?.name === "kube-system"));
+
+    // A kind the group version does not serve, or serves only as a subresource (apps/v1 Scale: deployments/scale,
+    // ...), is not found: a ClusterAccessError STATUS 404 that names both.
+    for (const [apiVersion, kind] of [["v1", "NoSuchKind"], ["apps/v1", "Scale"], ["v1", "pod"]]) {
+      await assert.rejects(discoverResource(c, apiVersion, kind), (e: unknown) => {
+        assert.ok(e instanceof ClusterAccessError, String(e));
+        assert.equal(e.code, "STATUS");
+        assert.equal(e.status, 404);
+        assert.equal(e.message, `discovery of ${apiVersion}: the server has no resource of kind ${kind}`);
+        return true;
+      });
+    }
+    // A group version the server does not serve at all: its 404, the same error type and code.
+    await assert.rejects(discoverResource(c, "nosuch.example/v1", "Thing"), (e: unknown) => {
+      assert.ok(e instanceof ClusterAccessError, String(e));
+      assert.equal(e.code, "STATUS");
+      assert.equal(e.status, 404);
+      assert.match(e.message, /^discovery of nosuch\.example\/v1: 404\b/);
+      return true;
+    });
+  } finally {
+    await c.close();
   }
 });

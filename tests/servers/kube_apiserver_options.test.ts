@@ -82,7 +82,7 @@ test("kube-apiserver, watch cache off, etcd compacting every second: an old reso
     for (let i = 0; i < 9; i++) await put(c, CONFIGMAPS, `page-${i}`, { i: String(i) });
     let paused = false;
     const result = await list<{ metadata: { name: string } }>(c, CONFIGMAPS, {
-      limit: 3,
+      pageSize: 3,
       onPage: async () => {
         if (paused) return;
         paused = true;

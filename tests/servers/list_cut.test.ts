@@ -57,7 +57,7 @@ for (const format of ["json", "protobuf"] as const) {
           });
         }
         const listPages = (options: { idleTimeoutMs?: number } = {}) =>
-          list(viaProxy, ref, { format, protobuf: { decoders: builtinDecoders }, limit: 2, ...options });
+          list(viaProxy, ref, { format, protobuf: { decoders: builtinDecoders }, pageSize: 2, ...options });
 
         // The whole list once, untouched: two pages, and the bytes of each.
         const whole = await listPages();

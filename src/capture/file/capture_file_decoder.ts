@@ -19,7 +19,8 @@ export interface CaptureFileDecoderOptions {
   /**
    * The largest record accepted, in bytes: a pcap record (its 16-byte header and captured bytes) or a pcapng block
    * (its total length, of any type). One announcing more is a `MESSAGE_TOO_LARGE` error at its offset, before anything
-   * is allocated for it. Default {@linkcode DEFAULT_MAX_RECORD_BYTES} (16 MiB).
+   * is allocated for it. Default {@linkcode DEFAULT_MAX_RECORD_BYTES} (16 MiB). (TLS records inside the packets are
+   * bounded by `maxTlsRecordBytes`.)
    */
   maxRecordBytes?: number;
 }
@@ -69,11 +70,11 @@ export class CaptureFileDecoder implements StreamDecoder<Uint8Array, CaptureReco
   readonly #trailer = new Uint8Array(4);
 
   constructor(options: CaptureFileDecoderOptions = {}) {
-    const max = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-    if (!Number.isSafeInteger(max) || max < 0) {
-      throw new RangeError(`maxRecordBytes must be a non-negative integer, not ${max}`);
+    const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 0) {
+      throw new RangeError(`maxRecordBytes must be a non-negative integer, not ${maxRecordBytes}`);
     }
-    this.#maxRecordBytes = max;
+    this.#maxRecordBytes = maxRecordBytes;
   }
 
   push(chunk: Uint8Array, emit: (record: CaptureRecord) => void): void {

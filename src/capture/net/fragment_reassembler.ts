@@ -89,18 +89,24 @@ function count(name: string, value: number | undefined, fallback: number): numbe
  */
 export class FragmentReassembler {
   readonly #datagrams = new Map<string, PendingDatagram>();
-  readonly #maxBytes: number;
-  readonly #maxPending: number;
-  readonly #timeout: number;
+  readonly #maxFragmentedBytes: number;
+  readonly #maxPendingFragments: number;
+  readonly #fragmentTimeoutSeconds: number;
   readonly #dropped: FragmentsDropped;
   #fragments = 0;
 
   constructor(options: FragmentReassemblerOptions, dropped: FragmentsDropped) {
-    this.#maxBytes = count("maxFragmentedBytes", options.maxFragmentedBytes, DEFAULT_MAX_FRAGMENTED_BYTES);
-    this.#maxPending = count("maxPendingFragments", options.maxPendingFragments, DEFAULT_MAX_PENDING_FRAGMENTS);
-    const timeout = options.fragmentTimeoutSeconds ?? DEFAULT_FRAGMENT_TIMEOUT_SECONDS;
-    if (!(timeout >= 0)) throw new RangeError(`fragmentTimeoutSeconds must be 0 or more, not ${timeout}`);
-    this.#timeout = timeout;
+    this.#maxFragmentedBytes = count("maxFragmentedBytes", options.maxFragmentedBytes, DEFAULT_MAX_FRAGMENTED_BYTES);
+    this.#maxPendingFragments = count(
+      "maxPendingFragments",
+      options.maxPendingFragments,
+      DEFAULT_MAX_PENDING_FRAGMENTS,
+    );
+    const fragmentTimeoutSeconds = options.fragmentTimeoutSeconds ?? DEFAULT_FRAGMENT_TIMEOUT_SECONDS;
+    if (!(fragmentTimeoutSeconds >= 0)) {
+      throw new RangeError(`fragmentTimeoutSeconds must be 0 or more, not ${fragmentTimeoutSeconds}`);
+    }
+    this.#fragmentTimeoutSeconds = fragmentTimeoutSeconds;
     this.#dropped = dropped;
   }
 
@@ -124,18 +130,19 @@ export class FragmentReassembler {
     packetOffset: number,
   ): FragmentOutcome {
     let datagram = this.#datagrams.get(key);
-    if (datagram !== undefined && seconds - datagram.seconds > this.#timeout) {
-      this.#drop(key, datagram, 0, `datagram not completed within ${this.#timeout} s`);
+    if (datagram !== undefined && seconds - datagram.seconds > this.#fragmentTimeoutSeconds) {
+      this.#drop(key, datagram, 0, `datagram not completed within ${this.#fragmentTimeoutSeconds} s`);
       datagram = undefined;
     }
     if (datagram === undefined) {
-      if (this.#maxPending === 0) {
+      if (this.#maxPendingFragments === 0) {
         this.#dropped(1, fileOffset, packetOffset, "fragment not reassembled (maxPendingFragments is 0)");
         return "dropped";
       }
-      if (this.#datagrams.size >= this.#maxPending) {
+      if (this.#datagrams.size >= this.#maxPendingFragments) {
         const [oldestKey, oldest] = this.#datagrams.entries().next().value!;
-        this.#drop(oldestKey, oldest, 0, `datagram given up for a newer one (maxPendingFragments ${this.#maxPending})`);
+        const detail = `datagram given up for a newer one (maxPendingFragments ${this.#maxPendingFragments})`;
+        this.#drop(oldestKey, oldest, 0, detail);
       }
       datagram = {
         pieces: [],
@@ -155,8 +162,8 @@ export class FragmentReassembler {
       ? (datagram.end !== -1 && end !== datagram.end) || end < datagram.farthest
       : datagram.end !== -1 && end > datagram.end;
     if (conflicts) return "conflict";
-    if (datagram.heldBytes + bytes.length > this.#maxBytes) {
-      this.#drop(key, datagram, 1, `datagram's fragments over maxFragmentedBytes (${this.#maxBytes})`);
+    if (datagram.heldBytes + bytes.length > this.#maxFragmentedBytes) {
+      this.#drop(key, datagram, 1, `datagram's fragments over maxFragmentedBytes (${this.#maxFragmentedBytes})`);
       return "dropped";
     }
     insert(datagram, { offset, bytes: bytes.slice(), arrival: datagram.pieces.length });

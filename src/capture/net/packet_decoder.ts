@@ -21,7 +21,9 @@ export const DEFAULT_MAX_PROBLEMS = 16;
 
 /** Options of {@linkcode PacketDecoder}: the fragment reassembly's limits, and how many problems it keeps. */
 export interface PacketDecoderOptions extends FragmentReassemblerOptions {
-  /** How many problems (the first) {@linkcode PacketDecoder.problems} keeps. Default 16. */
+  /**
+   * How many problems (the first) {@linkcode PacketDecoder.problems} keeps. Default {@linkcode DEFAULT_MAX_PROBLEMS}.
+   */
   maxProblems?: number;
 }
 

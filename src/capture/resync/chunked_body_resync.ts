@@ -120,25 +120,26 @@ for (let i = 0; i < 6; i++) {
 
 /**
  * The chunk size of a chunk-size line at `b[i]` and where its data starts (after the CRLF), NO, or WAIT when the bytes
- * end before that can be told. Extensions (`;...`) are passed over up to the line limit.
+ * end before that can be told. Extensions (`;...`) are passed over up to `maxChunkLineBytes`; a size over
+ * `maxChunkBytes` is NO.
  */
 function sizeLine(
   b: Uint8Array,
   i: number,
-  maxLine: number,
-  maxSize: number,
+  maxChunkLineBytes: number,
+  maxChunkBytes: number,
 ): { size: number; end: number } | typeof NO | typeof WAIT {
   let size = 0;
   let at = i;
   for (; at < b.length && HEX[b[at]] !== 255; at++) {
     size = size * 16 + HEX[b[at]];
-    if (size > maxSize) return NO;
+    if (size > maxChunkBytes) return NO;
   }
   if (at === i) return at < b.length ? NO : WAIT;
   // After the digits: the CRLF, or whitespace and extensions (visible characters, spaces, tabs) before it.
   if (at < b.length && b[at] !== CR && b[at] !== 0x3b && b[at] !== 0x20 && b[at] !== 0x09) return NO;
   for (; at < b.length && b[at] !== CR; at++) {
-    if (at - i >= maxLine) return NO;
+    if (at - i >= maxChunkLineBytes) return NO;
     if (b[at] !== 0x09 && (b[at] < 0x20 || b[at] > 0x7e)) return NO;
   }
   if (at + 1 >= b.length) return WAIT;

@@ -91,10 +91,18 @@ export class TcpDirectionReassembler {
     if (limit > this.#next) this.#forceTo(limit, cause, emit);
   }
 
-  /** Declares lost the holes before held bytes until at most `maxBytes` bytes in at most `maxPieces` pieces wait. */
-  bound(maxBytes: number, maxPieces: number, cause: DeliveryCause, emit: (event: TcpStreamEvent) => void): void {
+  /**
+   * Declares lost the holes before held bytes until at most `maxBufferedBytes` bytes in at most `maxBufferedSegments`
+   * pieces wait.
+   */
+  bound(
+    maxBufferedBytes: number,
+    maxBufferedSegments: number,
+    cause: DeliveryCause,
+    emit: (event: TcpStreamEvent) => void,
+  ): void {
     const held = this.#held;
-    while (held.length > 0 && (this.#heldBytes > maxBytes || held.length > maxPieces)) {
+    while (held.length > 0 && (this.#heldBytes > maxBufferedBytes || held.length > maxBufferedSegments)) {
       this.#forceTo(held[0].offset, cause, emit);
     }
   }

@@ -20,29 +20,29 @@ import { connectionKeyOf, TcpConnectionTable } from "./tcp_connection_table.ts";
 import type { DeliveryCause } from "./tcp_direction_reassembler.ts";
 
 /** The default of `maxBufferedBytes`: 4 MiB per direction. */
-export const DEFAULT_TCP_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** The default of `maxBufferedSegments`: 4,096 per direction. */
-export const DEFAULT_TCP_MAX_BUFFERED_SEGMENTS = 4096;
+export const DEFAULT_MAX_BUFFERED_SEGMENTS = 4096;
 /** The default of `maxConnections`: 65,536. */
-export const DEFAULT_TCP_MAX_CONNECTIONS = 65_536;
+export const DEFAULT_MAX_CONNECTIONS = 65_536;
 
 /** Options of {@linkcode TcpReassembler}. */
 export interface TcpReassemblerOptions {
   /**
    * The most payload bytes one direction holds out of order, waiting for bytes before them. Over it, the first hole
    * is declared lost (a `gap`) and what follows it delivered, until the bytes held are within it again. Default
-   * {@linkcode DEFAULT_TCP_MAX_BUFFERED_BYTES}.
+   * {@linkcode DEFAULT_MAX_BUFFERED_BYTES}.
    */
   maxBufferedBytes?: number;
   /**
    * The most pieces (segments, or their parts left when trimmed) one direction holds out of order; over it, as over
-   * `maxBufferedBytes`. Bounds the cost of keeping them sorted. Default {@linkcode DEFAULT_TCP_MAX_BUFFERED_SEGMENTS}.
+   * `maxBufferedBytes`. Bounds the cost of keeping them sorted. Default {@linkcode DEFAULT_MAX_BUFFERED_SEGMENTS}.
    */
   maxBufferedSegments?: number;
   /**
    * The most connections open at once. A segment that opens one more closes the least recently active one first
    * (reason `"end"`: for the reassembly, its capture ends there). As many connections closed by FIN or RST are
-   * remembered, so that their last segments open no new ones. Default {@linkcode DEFAULT_TCP_MAX_CONNECTIONS}.
+   * remembered, so that their last segments open no new ones. Default {@linkcode DEFAULT_MAX_CONNECTIONS}.
    */
   maxConnections?: number;
 }
@@ -95,16 +95,17 @@ export class TcpReassembler implements StreamDecoder<TcpSegment, TcpStreamEvent>
     this.#maxBufferedBytes = checkedOption(
       "maxBufferedBytes",
       options.maxBufferedBytes,
-      DEFAULT_TCP_MAX_BUFFERED_BYTES,
+      DEFAULT_MAX_BUFFERED_BYTES,
       0,
     );
     this.#maxBufferedSegments = checkedOption(
       "maxBufferedSegments",
       options.maxBufferedSegments,
-      DEFAULT_TCP_MAX_BUFFERED_SEGMENTS,
+      DEFAULT_MAX_BUFFERED_SEGMENTS,
       0,
     );
-    this.#maxConnections = checkedOption("maxConnections", options.maxConnections, DEFAULT_TCP_MAX_CONNECTIONS, 1);
+    this.#maxConnections = checkedOption("maxConnections", options.maxConnections, DEFAULT_MAX_CONNECTIONS, 1);
+    // As many connections closed by FIN or RST are remembered as may be open: a bound derived from `maxConnections`.
     this.#table = new TcpConnectionTable(this.#maxConnections);
   }
 

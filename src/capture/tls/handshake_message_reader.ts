@@ -45,7 +45,7 @@ export interface HandshakeMessage {
  * `MESSAGE_TOO_LARGE` fault); skipped messages are counted past, whatever their length.
  */
 export class HandshakeMessageReader {
-  readonly #maxMessageBytes: number;
+  readonly #maxHandshakeMessageBytes: number;
   readonly #context: string;
   readonly #header = new Uint8Array(HEADER_BYTES);
   #headerFill = 0;
@@ -57,8 +57,8 @@ export class HandshakeMessageReader {
   #startOffset = 0;
 
   /** A reader whose faults name `context` (e.g. "server-to-client bytes"). */
-  constructor(maxMessageBytes: number, context: string) {
-    this.#maxMessageBytes = maxMessageBytes;
+  constructor(maxHandshakeMessageBytes: number, context: string) {
+    this.#maxHandshakeMessageBytes = maxHandshakeMessageBytes;
     this.#context = context;
   }
 
@@ -89,12 +89,12 @@ export class HandshakeMessageReader {
         this.#remaining = (this.#header[1] << 16) | (this.#header[2] << 8) | this.#header[3];
         this.#body = undefined;
         if (KEPT.has(this.#type)) {
-          if (this.#remaining > this.#maxMessageBytes) {
+          if (this.#remaining > this.#maxHandshakeMessageBytes) {
             throw new DecodeError(
               "MESSAGE_TOO_LARGE",
               this.#startOffset,
               `TLS handshake message (type ${this.#type}) of ${this.#remaining} bytes is longer than ` +
-                `maxHandshakeMessageBytes (${this.#maxMessageBytes})`,
+                `maxHandshakeMessageBytes (${this.#maxHandshakeMessageBytes})`,
               { context: this.#context },
             );
           }

@@ -37,7 +37,7 @@ import {
   ALERT,
   APPLICATION_DATA,
   CHANGE_CIPHER_SPEC,
-  DEFAULT_MAX_RECORD_BYTES,
+  DEFAULT_MAX_TLS_RECORD_BYTES,
   HANDSHAKE,
   type TlsRecord,
   TlsRecordSplitter,
@@ -45,20 +45,27 @@ import {
 
 /** Options of {@linkcode TlsConnectionDecryptor}. */
 export interface TlsConnectionDecryptorOptions {
-  /** The longest record fragment accepted, in bytes. Default 16,640 (2^14 + 256, RFC 8446's ciphertext limit). */
-  maxRecordBytes?: number;
-  /** The longest handshake message read whole (hellos, EncryptedExtensions), in bytes. Default 65,536. */
+  /**
+   * The longest TLS record fragment accepted, in bytes (a capture file's own records are bounded by `maxRecordBytes`).
+   * Default {@linkcode DEFAULT_MAX_TLS_RECORD_BYTES} (2^14 + 256, RFC 8446's ciphertext limit).
+   */
+  maxTlsRecordBytes?: number;
+  /**
+   * The longest handshake message read whole (hellos, EncryptedExtensions), in bytes. Default
+   * {@linkcode DEFAULT_MAX_HANDSHAKE_MESSAGE_BYTES} (64 KiB).
+   */
   maxHandshakeMessageBytes?: number;
   /**
    * The most bytes of one direction's records that may wait for the other direction's handshake (when the capture
-   * delivers, say, a direction's encrypted records before the hello they depend on), in bytes. Default 1 MiB.
+   * delivers, say, a direction's encrypted records before the hello they depend on), in bytes. Default
+   * {@linkcode DEFAULT_MAX_PENDING_BYTES} (1 MiB).
    */
   maxPendingBytes?: number;
   /**
    * After bytes of a direction were lost (a TCP gap) past its handshake, decryption looks for the next record that
    * opens: each plausible record header after the gap is tried under the sequence numbers from the one expected next
    * upward, as many as records could have been lost (skipped bytes / the smallest record + 1), but at most this many.
-   * 0: a gap ends the direction's decryption. Default 1024.
+   * 0: a gap ends the direction's decryption. Default {@linkcode DEFAULT_MAX_RESYNC_RECORDS} (1024).
    */
   maxResyncRecords?: number;
 }
@@ -99,11 +106,11 @@ type Emit = (event: TlsEvent) => void;
  *   `problem`). After it (AEAD records of the application data phase, TLS 1.2 and 1.3), the direction's plaintext
  *   stops there (a `lost` event) and decryption resumes at the next record that opens (a `resync` event, then its
  *   `data`): the bytes after the gap are scanned for a plausible record header (content type 23, version 0x0303, a
- *   length within `maxRecordBytes`; TLS 1.2 also an alert's), and its record is opened under the sequence numbers from the one expected next
- *   upward (as many as the skipped bytes could have held, at most `maxResyncRecords`; TLS 1.2 AES-GCM tries the
- *   record's explicit nonce first); if none opens, the next plausible header is tried, and after
- *   8 that do not, the direction ends with a `problem`. Nothing that fails authentication is ever
- *   handed on. A key update lost in the gap is not recovered.
+ *   length within `maxTlsRecordBytes`; TLS 1.2 also an alert's), and its record is opened under the sequence numbers
+ *   from the one expected next upward (as many as the skipped bytes could have held, at most `maxResyncRecords`; TLS
+ *   1.2 AES-GCM tries the record's explicit nonce first); if none opens, the next plausible header is tried, and after
+ *   8 that do not, the direction ends with a `problem`. Nothing that fails authentication is ever handed on. A key
+ *   update lost in the gap is not recovered.
  *
  * Each call returns a promise (WebCrypto decrypts asynchronously); calls are taken in order, whether or not the
  * caller waits for each, and each call's events go to its `emit` before its promise resolves.
@@ -130,16 +137,16 @@ export class TlsConnectionDecryptor {
   /** A decryptor reading keys from `keyLog` (which may still be added to). */
   constructor(keyLog: KeyLog, options: TlsConnectionDecryptorOptions = {}) {
     this.#keyLog = keyLog;
-    const maxRecordBytes = limit(options.maxRecordBytes, DEFAULT_MAX_RECORD_BYTES, "maxRecordBytes");
-    const maxHandshake = limit(
+    const maxTlsRecordBytes = limit(options.maxTlsRecordBytes, DEFAULT_MAX_TLS_RECORD_BYTES, "maxTlsRecordBytes");
+    const maxHandshakeMessageBytes = limit(
       options.maxHandshakeMessageBytes,
       DEFAULT_MAX_HANDSHAKE_MESSAGE_BYTES,
       "maxHandshakeMessageBytes",
     );
     this.#maxPendingBytes = limit(options.maxPendingBytes, DEFAULT_MAX_PENDING_BYTES, "maxPendingBytes");
     this.#maxResyncRecords = limit(options.maxResyncRecords, DEFAULT_MAX_RESYNC_RECORDS, "maxResyncRecords");
-    this.#client = new TlsDirectionState("client", maxRecordBytes, maxHandshake);
-    this.#server = new TlsDirectionState("server", maxRecordBytes, maxHandshake);
+    this.#client = new TlsDirectionState("client", maxTlsRecordBytes, maxHandshakeMessageBytes);
+    this.#server = new TlsDirectionState("server", maxTlsRecordBytes, maxHandshakeMessageBytes);
   }
 
   /** Takes the next bytes `direction` sent. `bytes` may be reused once the promise resolves. */
@@ -171,7 +178,7 @@ export class TlsConnectionDecryptor {
           at + length,
           lastRecordEnd,
           minFragmentBytes,
-          state.maxRecordBytes,
+          state.maxTlsRecordBytes,
           alertBytes,
         );
         emit({ kind: "lost", direction, streamOffset: at, length });
@@ -615,7 +622,7 @@ export class TlsConnectionDecryptor {
     const end = candidate.offset + RECORD_HEADER_BYTES + candidate.fragment.length;
     const after = resync.after(candidate);
     state.resync = undefined;
-    state.splitter = new TlsRecordSplitter(state.maxRecordBytes, state.context, end);
+    state.splitter = new TlsRecordSplitter(state.maxTlsRecordBytes, state.context, end);
     emit({
       kind: "resync",
       direction: state.direction,

@@ -48,14 +48,14 @@ export class TlsDirectionState {
   #pendingBytes = 0;
   #heldUpTo = 0;
 
-  /** The longest record fragment accepted. */
-  readonly maxRecordBytes: number;
+  /** The longest record fragment accepted (`maxTlsRecordBytes`). */
+  readonly maxTlsRecordBytes: number;
 
-  constructor(direction: TcpDirection, maxRecordBytes: number, maxHandshakeMessageBytes: number) {
+  constructor(direction: TcpDirection, maxTlsRecordBytes: number, maxHandshakeMessageBytes: number) {
     this.direction = direction;
-    this.maxRecordBytes = maxRecordBytes;
+    this.maxTlsRecordBytes = maxTlsRecordBytes;
     this.context = direction === "client" ? "client-to-server bytes" : "server-to-client bytes";
-    this.splitter = new TlsRecordSplitter(maxRecordBytes, this.context);
+    this.splitter = new TlsRecordSplitter(maxTlsRecordBytes, this.context);
     this.handshake = new HandshakeMessageReader(maxHandshakeMessageBytes, this.context);
   }
 

@@ -20,7 +20,7 @@ export interface TlsResyncCandidate {
 
 /**
  * Holds a direction's bytes after a gap and finds, in order, each place whose five bytes are a plausible application
- * data record header (content type 23, legacy version 0x0303, a length from `minFragmentBytes` to `maxRecordBytes`;
+ * data record header (content type 23, legacy version 0x0303, a length from `minFragmentBytes` to `maxTlsRecordBytes`;
  * with TLS 1.2, also an alert record: content type 21 and the length of a protected alert), once the record's whole
  * fragment has come. The caller tries to open each (see `TlsConnectionDecryptor`): the first
  * that opens is where records follow on again; one that does not is rejected and the scan goes on one byte further
@@ -29,7 +29,7 @@ export interface TlsResyncCandidate {
  */
 export class TlsRecordResync {
   readonly #minFragmentBytes: number;
-  readonly #maxRecordBytes: number;
+  readonly #maxTlsRecordBytes: number;
   readonly #alertBytes: number;
   /** Where the last record read before the gap ended: skipped bytes count from here. */
   readonly lastRecordEnd: number;
@@ -55,13 +55,13 @@ export class TlsRecordResync {
     startOffset: number,
     lastRecordEnd: number,
     minFragmentBytes: number,
-    maxRecordBytes: number,
+    maxTlsRecordBytes: number,
     alertBytes: number,
   ) {
     this.#base = startOffset;
     this.lastRecordEnd = lastRecordEnd;
     this.#minFragmentBytes = minFragmentBytes;
-    this.#maxRecordBytes = maxRecordBytes;
+    this.#maxTlsRecordBytes = maxTlsRecordBytes;
     this.#alertBytes = alertBytes;
   }
 
@@ -157,7 +157,7 @@ export class TlsRecordResync {
     if (b[i + 1] !== 3 || b[i + 2] !== 3) return -1;
     const length = (b[i + 3] << 8) | b[i + 4];
     if (b[i] === APPLICATION_DATA) {
-      return length < this.#minFragmentBytes || length > this.#maxRecordBytes ? -1 : length;
+      return length < this.#minFragmentBytes || length > this.#maxTlsRecordBytes ? -1 : length;
     }
     return b[i] === ALERT && length === this.#alertBytes ? length : -1;
   }

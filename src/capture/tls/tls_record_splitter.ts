@@ -15,8 +15,10 @@ export const HANDSHAKE = 22;
 /** @see {@linkcode CHANGE_CIPHER_SPEC} */
 export const APPLICATION_DATA = 23;
 
-/** The largest record fragment RFC 8446 allows (a TLSCiphertext: 2^14 + 256 bytes): the default limit. */
-export const DEFAULT_MAX_RECORD_BYTES = 16384 + 256;
+/**
+ * The default of `maxTlsRecordBytes`: the largest record fragment RFC 8446 allows (a TLSCiphertext: 2^14 + 256 bytes).
+ */
+export const DEFAULT_MAX_TLS_RECORD_BYTES = 16384 + 256;
 
 const HEADER_BYTES = 5;
 
@@ -38,11 +40,11 @@ export interface TlsRecord {
 
 /**
  * Splits a byte stream into TLS records. A header that is not a TLS record header (content type, version) is a
- * `TLS_INVALID` fault, a length over `maxRecordBytes` a `MESSAGE_TOO_LARGE` one, thrown as soon as the header has
+ * `TLS_INVALID` fault, a length over `maxTlsRecordBytes` a `MESSAGE_TOO_LARGE` one, thrown as soon as the header has
  * arrived (after the records before it have been passed on) and placed at the record's offset.
  */
 export class TlsRecordSplitter {
-  readonly #maxRecordBytes: number;
+  readonly #maxTlsRecordBytes: number;
   readonly #context: string;
   readonly #header = new Uint8Array(HEADER_BYTES);
   #headerFill = 0;
@@ -55,8 +57,8 @@ export class TlsRecordSplitter {
    * A splitter whose faults name `context` (e.g. "client-to-server bytes"), whose first byte is byte `startOffset` of
    * the direction (0, or where records follow on again after bytes were lost).
    */
-  constructor(maxRecordBytes: number, context: string, startOffset = 0) {
-    this.#maxRecordBytes = maxRecordBytes;
+  constructor(maxTlsRecordBytes: number, context: string, startOffset = 0) {
+    this.#maxTlsRecordBytes = maxTlsRecordBytes;
     this.#context = context;
     this.#offset = startOffset;
   }
@@ -146,11 +148,11 @@ export class TlsRecordSplitter {
         { context: this.#context },
       );
     }
-    if (length > this.#maxRecordBytes) {
+    if (length > this.#maxTlsRecordBytes) {
       throw new DecodeError(
         "MESSAGE_TOO_LARGE",
         this.#recordOffset,
-        `TLS record of ${length} bytes is longer than maxRecordBytes (${this.#maxRecordBytes})`,
+        `TLS record of ${length} bytes is longer than maxTlsRecordBytes (${this.#maxTlsRecordBytes})`,
         { context: this.#context },
       );
     }

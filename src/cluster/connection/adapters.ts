@@ -13,17 +13,20 @@ import type { WebSocketLike } from "../websocket_watch.ts";
 /** A fetch function, as `globalThis.fetch` is called. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** The TLS a connection's fetch needs, as PEM text. */
+/**
+ * The TLS a connection's fetch needs, as PEM text; `insecureSkipTlsVerify` and `tlsServerName` by the config's names,
+ * which each adapter gives its runtime by the runtime's own (`rejectUnauthorized`, `servername`, `serverName`).
+ */
 export interface TlsSettings {
   /** CA bundle the server's certificate must chain to; the runtime's roots when absent. */
   ca?: string;
   /** Client certificate and key, for mutual TLS. */
   cert?: string;
   key?: string;
-  /** False: accept any server certificate (`insecure-skip-tls-verify`). */
-  rejectUnauthorized: boolean;
+  /** Accept any server certificate (`insecure-skip-tls-verify`). */
+  insecureSkipTlsVerify: boolean;
   /** The name the server's certificate must carry, sent as SNI (`tls-server-name`). */
-  serverName?: string;
+  tlsServerName?: string;
   /** Offer HTTP/2 (ALPN `h2`) as well as HTTP/1.1. */
   http2: boolean;
 }

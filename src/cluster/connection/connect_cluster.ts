@@ -13,6 +13,7 @@ import { Credentials, type RequestCredentials } from "./credentials.ts";
 import { defaultHost } from "../host.ts";
 import { detectRuntime, type RuntimeName } from "./runtime_name.ts";
 import { openTlsFetch, requestFailure } from "./tls_fetch.ts";
+import { DEFAULT_TOKEN_FILE_REREAD_MS } from "./token_file.ts";
 
 /**
  * Options of {@linkcode connectCluster}.
@@ -92,24 +93,24 @@ function tlsSettings(config: ClusterConfig, http2: boolean): TlsSettings {
     );
   }
   const text = (bytes: Uint8Array | undefined) => bytes === undefined ? undefined : new TextDecoder().decode(bytes);
-  const settings: TlsSettings = { rejectUnauthorized: config.insecureSkipTlsVerify !== true, http2 };
+  const settings: TlsSettings = { insecureSkipTlsVerify: config.insecureSkipTlsVerify === true, http2 };
   const ca = text(config.caData);
   if (ca !== undefined && !config.insecureSkipTlsVerify) settings.ca = ca;
   if (config.clientCertificateData !== undefined) {
     settings.cert = text(config.clientCertificateData);
     settings.key = text(config.clientKeyData);
   }
-  if (config.tlsServerName !== undefined) settings.serverName = config.tlsServerName;
+  if (config.tlsServerName !== undefined) settings.tlsServerName = config.tlsServerName;
   return settings;
 }
 
 /**
- * A request's own signal, aborted when any of `signals` is: `AbortSignal.any` (Node from 20.3 on, Deno, Bun, Workers,
- * browsers), which adds no listener to them (the runtime links the signals and lets go of them with the request), or
- * the same by hand, whose listeners are removed once it aborts. Never one of `signals` itself: the runtime's fetch adds
- * an `abort` listener to the signal it is given, which stays until the request is garbage-collected (undici), so
- * handing every request the connection's one closing signal piled up a listener per request on it (undici warns at
- * 1500: `MaxListenersExceededWarning`, after a few hundred watches, or many requests at once).
+ * A request's own signal, aborted when any of `signals` is: `AbortSignal.any` where the runtime has it, which adds no
+ * listener to them (the runtime links the signals and lets go of them with the request), else the same by hand, whose
+ * listeners are removed once it aborts. Never one of `signals` itself: the runtime's fetch adds an `abort` listener to
+ * the signal it is given, which stays until the request is garbage-collected (undici), so handing every request the
+ * connection's one closing signal would pile up a listener per request on it (undici then warns,
+ * `MaxListenersExceededWarning`).
  */
 function requestSignal(signals: AbortSignal[]): AbortSignal {
   if (typeof AbortSignal.any === "function") return AbortSignal.any(signals);
@@ -206,7 +207,7 @@ export async function connectCluster(
     runtime,
     now,
     host === undefined ? defaultHost : () => Promise.resolve(host),
-    options.tokenFileRereadMs ?? 60_000,
+    options.tokenFileRereadMs ?? DEFAULT_TOKEN_FILE_REREAD_MS,
   );
 
   const callerFetch = options.fetch;
@@ -220,8 +221,8 @@ export async function connectCluster(
   if (callerFetch !== undefined && settings.cert !== undefined && options.fetchHasClientCertificate !== true) {
     throw certificateNotApplied("the config");
   }
-  const needsTls = settings.ca !== undefined || settings.cert !== undefined || !settings.rejectUnauthorized ||
-    settings.serverName !== undefined;
+  const needsTls = settings.ca !== undefined || settings.cert !== undefined || settings.insecureSkipTlsVerify ||
+    settings.tlsServerName !== undefined;
   /** The fetch for the config's own TLS settings. */
   let base: TlsFetch;
   if (callerFetch !== undefined) {

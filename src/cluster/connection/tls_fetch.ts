@@ -18,7 +18,7 @@ export async function openTlsFetch(runtime: RuntimeName, settings: TlsSettings, 
       return (await loadAdapter("bun", source)).openTlsFetch(settings);
     case "deno":
       // Deno's own client cannot skip verification nor check another name; undici (through node:tls) can.
-      if (!settings.rejectUnauthorized || settings.serverName !== undefined) {
+      if (settings.insecureSkipTlsVerify || settings.tlsServerName !== undefined) {
         return (await loadAdapter("undici", source)).openTlsFetch(settings);
       }
       return (await loadAdapter("deno", source)).openTlsFetch(settings);

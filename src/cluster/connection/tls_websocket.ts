@@ -21,7 +21,7 @@ export async function openTlsWebSocket(
       return (await loadAdapter("webSocketBun", source)).openTlsWebSocket(settings);
     case "deno":
       // Deno's own client cannot skip verification nor check another name; undici (through node:tls) can.
-      if (!settings.rejectUnauthorized || settings.serverName !== undefined) {
+      if (settings.insecureSkipTlsVerify || settings.tlsServerName !== undefined) {
         return (await loadAdapter("webSocketUndici", source)).openTlsWebSocket(settings);
       }
       return (await loadAdapter("webSocketDeno", source)).openTlsWebSocket(settings);

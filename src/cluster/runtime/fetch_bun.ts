@@ -14,11 +14,11 @@ interface BunTlsInit extends RequestInit {
 
 /** A fetch whose connections use `settings`. */
 export function openTlsFetch(settings: TlsSettings): TlsFetch {
-  const tls: BunTlsInit["tls"] = { rejectUnauthorized: settings.rejectUnauthorized };
+  const tls: BunTlsInit["tls"] = { rejectUnauthorized: !settings.insecureSkipTlsVerify };
   if (settings.ca !== undefined) tls.ca = settings.ca;
   if (settings.cert !== undefined) tls.cert = settings.cert;
   if (settings.key !== undefined) tls.key = settings.key;
-  if (settings.serverName !== undefined) tls.serverName = settings.serverName;
+  if (settings.tlsServerName !== undefined) tls.serverName = settings.tlsServerName;
   return {
     fetch: (input, init) => fetch(input, { ...init, tls } as BunTlsInit),
     close: () => Promise.resolve(),

@@ -1,6 +1,6 @@
 /**
- * The TLS fetch adapter for Deno: `Deno.createHttpClient({ caCerts, cert, key, http2 })` (stable in Deno 2, no flag),
- * passed to fetch as `client`. Needs only `--allow-net` for the server.
+ * The TLS fetch adapter for Deno: `Deno.createHttpClient({ caCerts, cert, key, http2 })`, passed to fetch as `client`.
+ * Needs only `--allow-net` for the server.
  *
  * Deno's client cannot skip verification or verify another name than the URL's host, so a config with
  * `insecureSkipTlsVerify` or `tlsServerName` uses the undici adapter instead (`fetch_undici.ts`, through Deno's
@@ -24,9 +24,9 @@ interface DenoHttp {
 
 /**
  * `init` asking a watch (`watch=true` or `1` in the URL) not to be compressed. kube-apiserver gzips a watch when the
- * client accepts it, and Deno's fetch (2.9), which decompresses by itself whatever the request says, ends such a
- * body at the first flushed gzip block, long before the watch ends: the rest of a streaming list, its bookmark and
- * every later event are lost with no error (tests/servers/kube_apiserver.test.ts found it). A whole body (a list)
+ * client accepts it, and Deno's fetch, which decompresses by itself whatever the request says, can end such a body at
+ * the first flushed gzip block, long before the watch ends: the rest of a streaming list, its bookmark and every later
+ * event would be lost with no error (tests/servers/kube_apiserver.test.ts found it). A whole body (a list)
  * decompresses right and stays compressed.
  */
 function withoutCompressedWatch(input: string | URL | Request, init: RequestInit | undefined): RequestInit | undefined {
@@ -38,9 +38,9 @@ function withoutCompressedWatch(input: string | URL | Request, init: RequestInit
   return { ...init, headers };
 }
 
-/** A fetch whose connections use `settings` (no `serverName`, `rejectUnauthorized` true: see the module's note). */
+/** A fetch whose connections use `settings` (no `tlsServerName` nor `insecureSkipTlsVerify`: the module's note). */
 export function openTlsFetch(settings: TlsSettings): TlsFetch {
-  if (!settings.rejectUnauthorized || settings.serverName !== undefined) {
+  if (settings.insecureSkipTlsVerify || settings.tlsServerName !== undefined) {
     throw new Error("Deno's HTTP client can neither skip verification nor verify another name: use fetch_undici.ts");
   }
   const deno = (globalThis as unknown as { Deno: DenoHttp }).Deno;

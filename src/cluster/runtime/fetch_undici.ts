@@ -4,9 +4,10 @@
  * carry the CA, the client certificate and key, `rejectUnauthorized` and `servername`.
  *
  * undici's `fetch`, not Node's global one: an `Agent` from the undici package given as `dispatcher` to Node's global
- * fetch (Node's bundled undici) works only while the two speak the same dispatcher protocol (undici 8 rejects the
- * handlers of Node 20/22's bundled undici 6); a fetch and an Agent from one package always do. Its responses are
- * undici's `Response` (not `instanceof` the global one; the same API, the body a web `ReadableStream`).
+ * fetch (the undici bundled in Node, of whatever version that Node has) works only while the two speak the same
+ * dispatcher protocol, which changes between undici's major versions; a fetch and an Agent from one package always
+ * do. Its responses are undici's `Response` (not `instanceof` the global one; the same API, the body a web
+ * `ReadableStream`).
  * Loaded only by dynamic import (`../connection/adapters.ts`). Internal.
  *
  * @module
@@ -36,8 +37,8 @@ export function undiciConnectOptions(settings: TlsSettings) {
     ca: settings.ca,
     cert: settings.cert,
     key: settings.key,
-    rejectUnauthorized: settings.rejectUnauthorized,
-    servername: settings.serverName,
+    rejectUnauthorized: !settings.insecureSkipTlsVerify,
+    servername: settings.tlsServerName,
   };
 }
 

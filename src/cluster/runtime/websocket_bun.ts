@@ -27,11 +27,11 @@ type BunWebSocket = new (
 
 /** WebSockets whose connections use `settings`. */
 export function openTlsWebSocket(settings: TlsSettings): TlsWebSocket {
-  const tls: BunWebSocketTls = { rejectUnauthorized: settings.rejectUnauthorized };
+  const tls: BunWebSocketTls = { rejectUnauthorized: !settings.insecureSkipTlsVerify };
   if (settings.ca !== undefined) tls.ca = settings.ca;
   if (settings.cert !== undefined) tls.cert = settings.cert;
   if (settings.key !== undefined) tls.key = settings.key;
-  if (settings.serverName !== undefined) tls.servername = settings.serverName;
+  if (settings.tlsServerName !== undefined) tls.servername = settings.tlsServerName;
   const WebSocketClass = (globalThis as unknown as { WebSocket: BunWebSocket }).WebSocket;
   return {
     open: (url, protocols, headers) => new WebSocketClass(url, { protocols, headers, tls }),

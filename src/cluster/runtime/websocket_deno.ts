@@ -23,9 +23,9 @@ type DenoWebSocket = new (
   init: { protocols: string[]; headers: Headers; client: unknown },
 ) => WebSocketLike & EventTarget;
 
-/** WebSockets whose connections use `settings` (no `serverName`, `rejectUnauthorized` true: see the module's note). */
+/** WebSockets whose connections use `settings` (no `tlsServerName` nor `insecureSkipTlsVerify`: the module's note). */
 export function openTlsWebSocket(settings: TlsSettings): TlsWebSocket {
-  if (!settings.rejectUnauthorized || settings.serverName !== undefined) {
+  if (settings.insecureSkipTlsVerify || settings.tlsServerName !== undefined) {
     throw new Error(
       "Deno's HTTP client can neither skip verification nor verify another name: use websocket_undici.ts",
     );

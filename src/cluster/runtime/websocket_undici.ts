@@ -4,10 +4,10 @@
  * `dispatcher`, whose `connect` options carry the CA, the client certificate and key, `rejectUnauthorized` and
  * `servername`, as `fetch_undici.ts` does for fetch.
  *
- * undici's own `WebSocket`, not Node's global one: Node 20 has none, and a later Node's (its bundled undici) need not
- * take the package's `Agent` (see `fetch_undici.ts`). An `Agent` of its own, not the fetch's: with `allowH2` (the
- * connection's `http2`) undici would open a WebSocket as an HTTP/2 extended CONNECT, which kube-apiserver does not
- * offer. Loaded only by dynamic import (`../connection/adapters.ts`). Internal.
+ * undici's own `WebSocket`, not Node's global one: a Node may have none, and one that has it (from its bundled undici)
+ * need not take the package's `Agent` (see `fetch_undici.ts`). An `Agent` of its own, not the fetch's: with `allowH2`
+ * (the connection's `http2`) undici would open a WebSocket as an HTTP/2 extended CONNECT, which kube-apiserver does
+ * not offer. Loaded only by dynamic import (`../connection/adapters.ts`). Internal.
  *
  * @module
  */

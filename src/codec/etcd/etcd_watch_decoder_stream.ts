@@ -5,7 +5,7 @@
  * @module
  */
 import { DecodeError } from "../../errors.ts";
-import type { GrpcMessage } from "../../framing/grpc_message_stream.ts";
+import type { GrpcMessage } from "../../framing/grpc_message_decoder_stream.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import { hasKubernetesProtobufMagic } from "../kubernetes/envelope.ts";
 import { kubernetesCborValue } from "../kubernetes/runtime/kubernetes_cbor.ts";

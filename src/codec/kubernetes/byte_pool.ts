@@ -12,10 +12,10 @@ export const POOL_MAX_COPY_BYTES = 8 * 1024;
 /**
  * Copies byte ranges that must outlive their input (the bytes a lazy object keeps), the way Node's `Buffer` pool does:
  * a copy of up to 8 KiB is carved out of a shared 32 KiB block, larger ones get a buffer of exactly their size: a new
- * buffer costs more than the copy into it, and much of what a metadata-only event costs. Kept because it buys more
- * than 10% on metadata mode's decoding of the real server's objects (bench/RESULTS.md, "Mechanisms"). What a kept
- * copy keeps alive: its block, 32 KiB, or its own bytes; hence the bound a lazy object's views of the input are held
- * to as well, four times its size plus 32 KiB. A block is never written again once full, so no copy ever changes.
+ * buffer costs more than the copy into it, and much of what a metadata-only event costs. What a kept copy keeps
+ * alive: its block, 32 KiB, or its own bytes; hence the bound a lazy object's views of the input are held to as well,
+ * four times its size plus 32 KiB. A block is never written again once full, so no copy ever changes.
+ * Kept: metadata mode's real-server decode rows (bench/RESULTS.md §11, "What each optimisation mechanism buys").
  */
 export class BytePool {
   #block = new Uint8Array(0);

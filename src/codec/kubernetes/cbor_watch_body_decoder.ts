@@ -8,7 +8,7 @@ import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { CborSequenceDecoder } from "../../framing/cbor_sequence_decoder.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import { toWatchEvent } from "../watch_event.ts";
+import { toWatchEvent } from "../watch_event_decoder_stream.ts";
 import { watchEventOf } from "../value_constructors.ts";
 import { KUBERNETES_CBOR_SPLIT_DEPTH } from "./decode_kubernetes_cbor_object.ts";
 import { readKubernetesCborValue } from "./read_kubernetes_cbor_value.ts";

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
+import { KubernetesObjectReader } from "./object_reader.ts";
+import type { KubernetesProtobufOptions } from "./protobuf_options.ts";
 import type { JsonObject } from "./registry.ts";
 
 /**

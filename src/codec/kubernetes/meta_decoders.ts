@@ -22,7 +22,7 @@ const keptObjectMetaDecoder: ObjectDecoder = (bytes, start, end, target, baseOff
 /**
  * The decoder to use in place of `decode` on bytes that outlive the metadata it decodes (an object's own bytes, or
  * their copy): for {@linkcode objectMetaDecoder}, the same decoding without a copy of each `fieldsV1` (each copy is a
- * buffer of its own, several microseconds in V8); any other decoder as it is.
+ * buffer of its own, which costs more than the copying); any other decoder as it is.
  */
 export function keptBytesDecoder(decode: ObjectDecoder): ObjectDecoder {
   return decode === objectMetaDecoder ? keptObjectMetaDecoder : decode;

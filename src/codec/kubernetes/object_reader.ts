@@ -12,249 +12,28 @@ import { parseMediaType } from "../media_type.ts";
 import { parseKubernetesEnvelope } from "./envelope.ts";
 import { KubernetesProtobufObject } from "./protobuf_object.ts";
 import type { JsonObject, KubernetesProtobufDecoders, ObjectDecoder } from "./registry.ts";
+import type {
+  FrameOwnership,
+  KubernetesProtobufInputViews,
+  KubernetesProtobufMode,
+  KubernetesProtobufOptions,
+} from "./protobuf_options.ts";
 import { keptBytesDecoder, listMetaDecoder, statusDecoder } from "./meta_decoders.ts";
 import { BytePool, POOL_BLOCK_BYTES } from "./byte_pool.ts";
 import { statusOnlyDecoders } from "./status_only_decoders.ts";
-import { lazyDescriptor, type LazyValues, privateSlot } from "./runtime/lazy_property.ts";
-import { emptyList, objectOfKind } from "../value_constructors.ts";
-
-/**
- * How objects are decoded: `"full"` (the default) decodes every object of a known kind in full; `"metadata"` decodes
- * `kind`, `apiVersion` and `metadata` only and keeps the rest as bytes ({@linkcode KubernetesProtobufObject}, whose
- * `decode()` decodes it in full on demand); a List's or a `Status`'s `metadata` is its `ListMeta`. Within an
- * `ObjectMeta`, the collections (`labels`, `annotations`, `ownerReferences`, `finalizers`, `managedFields`: most of
- * its bytes) and `managedFields[].fieldsV1` are decoded when first read: own enumerable accessors that keep the value
- * once read or assigned, so the metadata still equals, copies (`structuredClone` too) and serializes as the full
- * decoding's, and reads the same when frozen (a fault in them is thrown at each read; assigning to them throws once
- * the object is frozen, as for a read-only property). Their state is the object's own, out of a Proxy's reach: a
- * Proxy-based store (Vue's `reactive`, MobX) needs a plain copy, `structuredClone(metadata)`. The
- * objects of `ERROR` events (a `Status`) are always decoded in full, and so are the few built-in kinds that have no
- * metadata (`PodLogOptions` and the other subresource options, `SerializedReference`, `DeploymentRollback`).
- *
- * @example
- * ```ts
- * import { KubernetesProtobufObject, type KubernetesProtobufMode } from "watchwire";
- * import { decodeKubernetesProtobufObject } from "watchwire/kubernetes";
- *
- * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
- * const pod = Uint8Array.of(
- *   0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 7, 0x0a, 5, 0x0a, 3, 0x77, 0x65, 0x62,
- * );
- * const modes: KubernetesProtobufMode[] = ["full", "metadata"];
- * for (const mode of modes) {
- *   const object = decodeKubernetesProtobufObject(pod, { mode });
- *   console.log(mode, object.kind, object instanceof KubernetesProtobufObject); // full Pod false, metadata Pod true
- * }
- * ```
- */
-export type KubernetesProtobufMode = "full" | "metadata";
-
-/**
- * Options of the Kubernetes protobuf decoders.
- *
- * @example
- * ```ts
- * import type { KubernetesProtobufOptions } from "watchwire";
- * import { coreV1, createKubernetesDecoders, decodeKubernetesProtobufObject } from "watchwire/kubernetes";
- *
- * // k8s\0 + Unknown { typeMeta: { apiVersion: "v1", kind: "Pod" }, raw: Pod { metadata: { name: "web" } } }
- * const pod = Uint8Array.of(
- *   0x6b, 0x38, 0x73, 0, 0x0a, 9, 0x0a, 2, 0x76, 0x31, 0x12, 3, 0x50, 0x6f, 0x64, 0x12, 7, 0x0a, 5, 0x0a, 3, 0x77, 0x65, 0x62,
- * );
- * const options: KubernetesProtobufOptions = { decoders: createKubernetesDecoders([coreV1]), mode: "metadata" };
- * const object = decodeKubernetesProtobufObject(pod, options);
- * console.log(object.kind, JSON.stringify(object.metadata)); // Pod {"name":"web"}
- * ```
- */
-export interface KubernetesProtobufOptions {
-  /**
-   * The object decoders by `apiVersion` and `kind`, from `watchwire/kubernetes`: `createKubernetesDecoders([coreV1])`
-   * for core/v1's kinds, `builtinDecoders` for every built-in kind. Default: none but `v1` `Status` (other kinds
-   * decode as {@linkcode KubernetesProtobufObject}s), so that a bundle holds only the group/versions named here.
-   */
-  decoders?: KubernetesProtobufDecoders;
-  /** `"full"` (default) or `"metadata"`: see {@linkcode KubernetesProtobufMode}. */
-  mode?: KubernetesProtobufMode;
-  /**
-   * How an object kept as bytes (`mode: "metadata"`, or a kind the decoders do not know) holds bytes that lie in the
-   * input chunks of a watch decoder:
-   *
-   * - `"bounded"` (the default): views of those chunks only when they keep alive at most four times the object's size
-   *   plus 32 KiB, else a copy of its own. Kept objects then cost memory in proportion to their size.
-   * - `"always"`: views of the chunks, never a copy of the object's bytes: faster (kept as an option because it buys
-   *   more than 10% on metadata mode's headline rows: bench/RESULTS.md, "Mechanisms"), for a
-   *   consumer that keeps no object for long, such as a short-lived function or a tool that prints events, since one
-   *   kept object keeps alive the whole chunk that holds it: a 64 KiB read for a 4 KB object.
-   *
-   * Bytes the caller keeps (`decodeKubernetesProtobufObject`, a `"borrowed"` frame) are always copied.
-   */
-  inputViews?: KubernetesProtobufInputViews;
-}
-
-/**
- * What {@linkcode KubernetesProtobufOptions.inputViews} may be: `"bounded"` (the default) or `"always"`.
- *
- * @example
- * ```ts
- * import { KubernetesProtobufObject, type KubernetesProtobufInputViews } from "watchwire";
- * import { KubernetesProtobufWatchBodyDecoder } from "watchwire/kubernetes";
- *
- * // One watch event (ADDED, an unknown kind kept as bytes) in a read of 64 KiB.
- * const text = (s: string) => [...new TextEncoder().encode(s)];
- * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")];
- * const envelope = [...text("k8s\0"), 0x0a, typeMeta.length, ...typeMeta, 0x12, 5, 0x0a, 3, 0x0a, 1, ...text("w")];
- * const event = [0x0a, 5, ...text("ADDED"), 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope];
- * const read = new Uint8Array(64 * 1024);
- * read.set([0, 0, 0, event.length, ...event]);
- * for (const inputViews of ["bounded", "always"] satisfies KubernetesProtobufInputViews[]) {
- *   const decoder = new KubernetesProtobufWatchBodyDecoder({ inputViews });
- *   decoder.push(read.subarray(0, 4 + event.length), ({ object }) => {
- *     if (object instanceof KubernetesProtobufObject) console.log(inputViews, object.raw.buffer === read.buffer);
- *   });
- * } // bounded false (a copy: the read is too large to keep for 5 bytes), then always true
- * ```
- */
-export type KubernetesProtobufInputViews = "bounded" | "always";
+import { lazyObjectMeta } from "./lazy_object_meta.ts";
+import { objectOfKind } from "../value_constructors.ts";
 
 const PROTOBUF_TYPE = "application/vnd.kubernetes.protobuf";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * ObjectMeta's collections, by field number (`labels` 11, `annotations` 12, `ownerReferences` 13, `finalizers` 14,
- * `managedFields` 17): most of a typical metadata's bytes (managedFields above all), and what the metadata-only mode
- * leaves to first access. Its scalars (fields 1-10) come before them.
- */
-const LAZY_OBJECT_META: Readonly<Record<number, string>> = {
-  11: "labels",
-  12: "annotations",
-  13: "ownerReferences",
-  14: "finalizers",
-  17: "managedFields",
-};
-
-/**
- * What a lazily decoded ObjectMeta needs to decode its collections: the bytes, and [field, start, end] triples; and
- * their values read or assigned so far (the `i`-th for the `i`-th of {@linkcode LAZY_OBJECT_META}).
- */
-interface LazyCollections extends LazyValues {
-  raw: Uint8Array;
-  baseOffset: number;
-  decode: ObjectDecoder;
-  ranges: number[];
-}
-
-/** A {@linkcode LazyCollections} made by a constructor: a literal would have an allocation site V8 may pretenure. */
-class LazyCollectionsState implements LazyCollections {
-  known = 0;
-  values: unknown[] | undefined = undefined;
-  constructor(
-    readonly raw: Uint8Array,
-    readonly baseOffset: number,
-    readonly decode: ObjectDecoder,
-    readonly ranges: number[],
-  ) {}
-}
-
-/** A lazy ObjectMeta's {@linkcode LazyCollections}, on the metadata object itself. */
-const lazyCollections = privateSlot<LazyCollections>();
-
-/** Collection `name` (field number `field`) of a lazy ObjectMeta. */
-function decodeCollection(lazy: LazyCollections, field: number, name: string): unknown {
-  const { ranges } = lazy;
-  let k = 0;
-  while (ranges[k] !== field) k += 3;
-  try {
-    return lazy.decode(lazy.raw, ranges[k + 1], ranges[k + 2], {}, lazy.baseOffset)[name];
-  } catch (error) {
-    // Go reads a map entry's key and value up to the end of the ObjectMeta, not of the entry: one that runs past
-    // the collection here may still be read there. The collections run to the ObjectMeta's end (nothing else may
-    // follow them, or it is decoded at once), so decoding all of them gives Go's value, or its error.
-    if (!(error instanceof DecodeError)) throw error;
-    return lazy.decode(lazy.raw, ranges[1], ranges[ranges.length - 1], {}, lazy.baseOffset)[name];
-  }
-}
-
-// The accessor pair of each collection, shared by all objects.
-const LAZY_DESCRIPTORS: Readonly<Record<number, PropertyDescriptor>> = Object.fromEntries(
-  Object.entries(LAZY_OBJECT_META).map(([key, name], i) => [
-    key,
-    lazyDescriptor(lazyCollections, name, i, (lazy) => decodeCollection(lazy, Number(key), name)),
-  ]),
-);
-
-/**
- * An ObjectMeta message `raw[start..end)` with its scalars decoded now and its collections when first read: each an
- * own enumerable accessor (in Go's field order) that keeps its value once read, so that the object still compares,
- * copies and serializes as the fully decoded one. This needs the message in Go's order (ascending field numbers, the
- * collections after the scalars); otherwise everything is decoded now. `raw` must outlive the metadata (the object's
- * own bytes, or a copy): the collections, and the `fieldsV1` of their `managedFields`, are read from it later.
- */
-export function lazyObjectMeta(
-  raw: Uint8Array,
-  start: number,
-  end: number,
-  baseOffset: number,
-  decode: ObjectDecoder,
-): ObjectMeta {
-  decode = keptBytesDecoder(decode);
-  const c = new ProtobufCursor(raw, start, baseOffset);
-  // The collections present: [field number, start of its first occurrence, end of its last] each.
-  const ranges = emptyList<number>();
-  let last = 0;
-  while (c.pos < end) {
-    const at = c.pos;
-    const tag = c.tag(end);
-    const field = tag >>> 3;
-    c.skip(tag, end);
-    const collection = field === 11 || field === 12 || field === 13 || field === 14 || field === 17;
-    if (field < last || (ranges.length > 0 && !collection)) {
-      return decode(raw, start, end, {}, baseOffset) as ObjectMeta; // not in Go's order
-    }
-    if (field !== last && collection) ranges.push(field, at, c.pos);
-    else if (ranges.length > 0) ranges[ranges.length - 1] = c.pos;
-    last = field;
-  }
-  const metadata = decode(raw, start, ranges.length === 0 ? end : ranges[1], {}, baseOffset);
-  if (ranges.length === 0) return metadata as ObjectMeta;
-  lazyCollections.attach(metadata, new LazyCollectionsState(raw, baseOffset, decode, ranges));
-  for (let k = 0; k < ranges.length; k += 3) {
-    Object.defineProperty(metadata, LAZY_OBJECT_META[ranges[k]], LAZY_DESCRIPTORS[ranges[k]]);
-  }
-  return metadata as ObjectMeta;
-}
-
-/**
- * Who else may use the bytes a frame decoder reads, which decides what an object kept as bytes (metadata mode, a kind
- * the decoders do not know) may hold on to:
- * - `"handed-over"`: nothing writes them again (a Web Streams chunk, or a buffer of the frame's own): a kept object
- *   may take a view of them, within the bound of `inputViews`;
- * - `"borrowed"`: the caller may reuse them once the decoder returns: what an object keeps is copied.
- *
- * @example
- * ```ts
- * import { KubernetesProtobufObject } from "watchwire";
- * import { type FrameOwnership, KubernetesProtobufWatchFrameDecoder } from "watchwire/kubernetes";
- *
- * const text = (s: string) => [...new TextEncoder().encode(s)];
- * const typeMeta = [0x0a, 4, ...text("x/v1"), 0x12, 6, ...text("Widget")]; // a kind the decoders do not know
- * const envelope = [...text("k8s\0"), 0x0a, typeMeta.length, ...typeMeta, 0x12, 5, 0x0a, 3, 0x0a, 1, ...text("w")];
- * const frame = Uint8Array.of(0x0a, 5, ...text("ADDED"), 0x12, envelope.length + 2, 0x0a, envelope.length, ...envelope);
- * const decoder = new KubernetesProtobufWatchFrameDecoder();
- * for (const ownership of ["handed-over", "borrowed"] satisfies FrameOwnership[]) {
- *   const { object } = decoder.decode(frame, 0, ownership);
- *   if (object instanceof KubernetesProtobufObject) console.log(ownership, object.raw.buffer === frame.buffer);
- * } // handed-over true, then borrowed false
- * ```
- */
-export type FrameOwnership = "handed-over" | "borrowed";
-
-/**
  * Whether an object of `size` bytes may keep its bytes as views that keep `pinned` bytes alive: the bound on what a
  * kept object keeps alive is four times its size plus 32 KiB, whether it keeps a view of an input chunk or a copy (a
- * small copy keeps a {@linkcode BytePool} block of 32 KiB alive). `pinned` counts
- * the views' ArrayBuffers, not their lengths: a read's buffer can be far larger than its bytes (Deno's fetch hands every
- * read over as a view of a 64 KiB buffer; `node scripts/read-buffers.mjs` shows each runtime's).
+ * small copy keeps a {@linkcode BytePool} block of 32 KiB alive). `pinned` counts the views' ArrayBuffers, not their
+ * lengths: a read's buffer can be far larger than its bytes (docs/protobuf.md, "What a kept object keeps alive", says
+ * what each runtime's `fetch` hands over; `node scripts/read-buffers.mjs` shows it).
  */
 export function mayKeepViews(size: number, pinned: number): boolean {
   return pinned <= size * 4 + POOL_BLOCK_BYTES;

@@ -8,7 +8,7 @@ import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { FrameSplitter } from "../../framing/frame_splitter.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import type { KubernetesProtobufOptions } from "./object_reader.ts";
+import type { KubernetesProtobufOptions } from "./protobuf_options.ts";
 import { hasKubernetesProtobufMagic } from "./envelope.ts";
 import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";

@@ -5,7 +5,8 @@
  * @module
  */
 import type { WatchEvent } from "../../events.ts";
-import { type FrameOwnership, KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
+import { KubernetesObjectReader } from "./object_reader.ts";
+import type { FrameOwnership, KubernetesProtobufOptions } from "./protobuf_options.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 
 /**

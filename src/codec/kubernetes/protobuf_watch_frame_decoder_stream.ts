@@ -6,7 +6,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
-import type { KubernetesProtobufOptions } from "./object_reader.ts";
+import type { KubernetesProtobufOptions } from "./protobuf_options.ts";
 import { KubernetesObjectReader } from "./object_reader.ts";
 import { decodeWatchEventFrame } from "./watch_event_frame.ts";
 

@@ -13,7 +13,7 @@
  *   keys only into `Map`s (`useMaps`), returns byte strings as `Uint8Array`s (so each object needs a second pass to
  *   become JSON values) and recurses without a depth limit (a deep item overflows the stack rather than failing).
  *   Held to these rules (`useMaps`, `rejectDuplicateMapKeys`, tag decoders for 22 and 55799, then a pass to JSON
- *   values) it was several times slower than this reader (bench/RESULTS.md §8 has this reader beside `JSON.parse`).
+ *   values) it was slower than this reader (bench/RESULTS.md §13 has this reader beside `JSON.parse`).
  *
  * So: a recursive descent over the common forms the API server writes (definite lengths; integers within int64;
  * floats; byte and text strings; tag 55799 and tag 22 over a byte string; true, false, null; nesting up to

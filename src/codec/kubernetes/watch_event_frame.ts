@@ -7,7 +7,8 @@
 import { DecodeError } from "../../errors.ts";
 import { WATCH_EVENT_TYPES, type WatchEvent, type WatchEventType } from "../../events.ts";
 import { ProtobufCursor } from "../protobuf/cursor.ts";
-import type { FrameOwnership, KubernetesObjectReader } from "./object_reader.ts";
+import type { KubernetesObjectReader } from "./object_reader.ts";
+import type { FrameOwnership } from "./protobuf_options.ts";
 import { wrongWireType } from "./envelope.ts";
 import { readGoString } from "./runtime/go_string.ts";
 import { watchEventOf } from "../value_constructors.ts";

@@ -44,7 +44,8 @@ export interface MsgpackEventEncoderOptions {
  * Encodes {@linkcode WatchEvent}s as a watchwire msgpack event stream, which {@linkcode MsgpackEventDecoderStream}
  * turns back into the same events: a 9-byte header, then one length-prefixed msgpack value per event (one output
  * chunk each), written by msgpackr with records, so each shape of object (its set of keys) is spelled out once per
- * stream and later objects of that shape carry only their values. A Pod watch comes out at about 40% of its JSON size.
+ * stream and later objects of that shape carry only their values: a Pod watch comes out far smaller than its JSON
+ * (bench/RESULTS.md §9).
  *
  * Lossless for everything `JSON.parse` produces, including what msgpack or msgpackr alone would lose: `-0`, strings
  * with lone surrogates, `"__proto__"` keys (as own properties), integers beyond 2^53 (as the same doubles). A value

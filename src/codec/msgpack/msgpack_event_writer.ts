@@ -8,9 +8,9 @@ import type { DecodeError } from "../../errors.ts";
 import { NpmPackage } from "../../npm_package.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import { toWatchEvent } from "../watch_event.ts";
+import { toWatchEvent } from "../watch_event_decoder_stream.ts";
 import { DEFAULT_MAX_EVENT_BYTES } from "../../limits.ts";
-import { checkLimit, headerFrame } from "./format.ts";
+import { checkLimit, headerFrame } from "./msgpack_event_reader.ts";
 import { toWire } from "./json_values.ts";
 import { denoMsgpackrBuild, InOrder, type MsgpackPacker, MSGPACKR_VERSION, type PackrModule } from "./msgpackr.ts";
 
@@ -25,9 +25,9 @@ export const msgpackrPackr: NpmPackage<PackrModule> = new NpmPackage<PackrModule
 /**
  * Record shapes one stream keeps (msgpackr's `maxOwnStructures`). Kubernetes objects have many shapes (a Pod has
  * dozens, and label sets and managedFields add one-off ones); with msgpackr's default of 32 the table cycles every
- * few events and each shape is defined again and again (a stream of 30 KB Pods came out 20% larger and decoded at a
- * third of the speed). Beyond the first 32, ids take two bytes; past the last, the oldest shape's id is reused (and
- * redefined). A decoder's table is bounded by what two-byte ids can address, whoever wrote the stream.
+ * few events and each shape is defined again and again, which makes a stream larger and slower to decode. Beyond the
+ * first 32, ids take two bytes; past the last, the oldest shape's id is reused (and redefined). A decoder's table is
+ * bounded by what two-byte ids can address, whoever wrote the stream.
  */
 const RECORD_SHAPES = 4096;
 

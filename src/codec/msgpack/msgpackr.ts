@@ -8,7 +8,7 @@
  * @module
  */
 import { denoHasGranted, type NpmPackage } from "../../npm_package.ts";
-import type { MsgpackUnpacker, unpackrOptions } from "./format.ts";
+import type { MsgpackUnpacker, unpackrOptions } from "./msgpack_event_reader.ts";
 
 /** The msgpackr versions accepted: its range in package.json's dependencies. */
 export const MSGPACKR_VERSION = "^2.1.3";

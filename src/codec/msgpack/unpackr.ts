@@ -5,7 +5,7 @@
  * @module
  */
 import { NpmPackage } from "../../npm_package.ts";
-import { type MsgpackUnpacker, unpackrOptions } from "./format.ts";
+import { type MsgpackUnpacker, unpackrOptions } from "./msgpack_event_reader.ts";
 import { denoMsgpackrBuild, MSGPACKR_VERSION, type UnpackrModule } from "./msgpackr.ts";
 
 /** msgpackr's main build, for its `Unpackr` (in Deno, without its permissions, its portable build: `msgpackr/unpack`). */

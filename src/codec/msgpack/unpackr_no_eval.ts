@@ -5,7 +5,7 @@
  * @module
  */
 import { NpmPackage } from "../../npm_package.ts";
-import { type MsgpackUnpacker, unpackrOptions } from "./format.ts";
+import { type MsgpackUnpacker, unpackrOptions } from "./msgpack_event_reader.ts";
 import { MSGPACKR_VERSION, type UnpackrModule } from "./msgpackr.ts";
 
 // msgpackr's `unpack-no-eval` is its decoder alone, built with every `new Function` replaced by a name that is never

@@ -127,8 +127,8 @@ export class HpackDecoder {
   readonly #table: DynamicTable;
   readonly #maxHeaderListSize: number;
   readonly #maxStringLength: number;
-  /** SETTINGS_HEADER_TABLE_SIZE in force: the largest size a dynamic table size update may set. */
-  #protocolMax: number;
+  /** `maxTableSize`, as changed since: the SETTINGS_HEADER_TABLE_SIZE in force, the most an update may set. */
+  #maxTableSize: number;
   /** The smallest SETTINGS_HEADER_TABLE_SIZE in force since the last block (RFC 7541 §4.2). */
   #lowestMax: number;
   /** Where the last integer or string read ended (a second return value). */
@@ -138,7 +138,7 @@ export class HpackDecoder {
     const maxTableSize = checkSize("maxTableSize", options.maxTableSize ?? 4096, MAX_SETTING);
     this.#maxHeaderListSize = checkSize("maxHeaderListSize", options.maxHeaderListSize ?? 65536, Infinity);
     this.#maxStringLength = checkSize("maxStringLength", options.maxStringLength ?? Infinity, Infinity);
-    this.#protocolMax = maxTableSize;
+    this.#maxTableSize = maxTableSize;
     this.#lowestMax = maxTableSize;
     this.#table = new DynamicTable(maxTableSize);
   }
@@ -160,13 +160,13 @@ export class HpackDecoder {
 
   /**
    * The protocol maximum of the dynamic table changed (an acknowledged SETTINGS_HEADER_TABLE_SIZE). The next block may
-   * start with a dynamic table size update up to `n`; if `n` (or a smaller value set since the last block) is below
-   * the table's current maximum size, it must start with one at most that value (RFC 7541 §4.2).
+   * start with a dynamic table size update up to `maxTableSize`; if it (or a smaller value set since the last block)
+   * is below the table's current maximum size, the block must start with one at most that value (RFC 7541 §4.2).
    */
-  setMaxTableSize(n: number): void {
-    checkSize("the maximum table size", n, MAX_SETTING);
-    this.#protocolMax = n;
-    if (n < this.#lowestMax) this.#lowestMax = n;
+  setMaxTableSize(maxTableSize: number): void {
+    checkSize("the maximum table size", maxTableSize, MAX_SETTING);
+    this.#maxTableSize = maxTableSize;
+    if (maxTableSize < this.#lowestMax) this.#lowestMax = maxTableSize;
   }
 
   /**
@@ -188,20 +188,20 @@ export class HpackDecoder {
   #decode(block: Uint8Array, offset: number, neverIndexed: number[] | undefined): HeaderField[] {
     const table = this.#table;
     const end = block.length;
-    const maxList = this.#maxHeaderListSize;
+    const maxHeaderListSize = this.#maxHeaderListSize;
     const fields: HeaderField[] = [];
     let i = 0;
 
     // Dynamic table size updates, only at the start of a block (RFC 7541 §4.2, §6.3).
     let required = this.#lowestMax < table.maxSize ? this.#lowestMax : -1;
-    this.#lowestMax = this.#protocolMax;
+    this.#lowestMax = this.#maxTableSize;
     while (i < end && (block[i] & 0xe0) === 0x20) {
       const size = this.#integer(block, i, 0x1f, offset);
-      if (size > this.#protocolMax) {
+      if (size > this.#maxTableSize) {
         throw new DecodeError(
           "HPACK_INVALID",
           offset + i,
-          `dynamic table size update to ${size} exceeds the maximum in force (${this.#protocolMax})`,
+          `dynamic table size update to ${size} exceeds the maximum in force (${this.#maxTableSize})`,
         );
       }
       table.setMaxSize(size);
@@ -242,7 +242,7 @@ export class HpackDecoder {
           value = table.value(d);
         }
         listSize += ENTRY_OVERHEAD + name.length + value.length;
-        if (listSize > maxList) throw this.#tooLarge(offset + start);
+        if (listSize > maxHeaderListSize) throw this.#tooLarge(offset + start);
         fields.push([name, value]);
         continue;
       }
@@ -268,7 +268,7 @@ export class HpackDecoder {
         i++;
       }
       if (index === 0) {
-        name = this.#string(block, i, offset, maxList - listSize - ENTRY_OVERHEAD, start);
+        name = this.#string(block, i, offset, maxHeaderListSize - listSize - ENTRY_OVERHEAD, start);
         i = this.#at;
       } else if (index <= STATIC_TABLE_LENGTH) {
         name = STATIC_NAMES[index];
@@ -277,7 +277,7 @@ export class HpackDecoder {
         if (d >= table.length) throw this.#badIndex(index, offset + start);
         name = table.name(d);
       }
-      value = this.#string(block, i, offset, maxList - listSize - ENTRY_OVERHEAD - name.length, start);
+      value = this.#string(block, i, offset, maxHeaderListSize - listSize - ENTRY_OVERHEAD - name.length, start);
       i = this.#at;
       listSize += ENTRY_OVERHEAD + name.length + value.length;
       if (mask === 0x3f) table.add(name, value);

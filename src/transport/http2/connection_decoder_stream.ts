@@ -6,7 +6,7 @@
  */
 import { DecodeError } from "../../errors.ts";
 import { DecoderStream, type StreamDecoder } from "../../streams/decoder_stream.ts";
-import { BodyFeed } from "../body_feed.ts";
+import { BodyFeed, DEFAULT_BODY_HIGH_WATER_MARK } from "../body_feed.ts";
 import { PayloadOffsets, placeIn } from "../payload_offsets.ts";
 import { contentCodingOf, removeContentCoding } from "../content_coding.ts";
 import { type FieldList, toHeaders } from "../field_line.ts";
@@ -310,7 +310,7 @@ interface OpenBlock {
 class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   readonly #frames: Http2FrameDecoder;
   #hpack: HpackDecoder;
-  readonly #tableCeiling: number;
+  readonly #maxHeaderTableSizeCeiling: number;
   readonly #maxHeaderListSize: number | undefined;
   /** The receiver's SETTINGS (peer mode); `undefined` without them (the configurable ceilings apply, as before). */
   #peer: { next(): Promise<Http2Settings | undefined> } | undefined;
@@ -340,20 +340,25 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
   #fromStart: boolean | undefined;
 
   constructor(options: Http2ConnectionDecoderOptions) {
-    const ceiling = options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT;
+    const maxFrameSizeCeiling = options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT;
     this.#frames = new Http2FrameDecoder({
       preface: options.preface ?? "detect",
-      maxFrameSize: ceiling,
-      maxFrameSizeCeiling: ceiling,
+      // Until the receiver's SETTINGS are known (if ever: they are in the other direction), the ceiling is the limit.
+      maxFrameSize: maxFrameSizeCeiling,
+      maxFrameSizeCeiling,
       maxContinuationFrames: options.maxContinuationFrames,
       maxHeaderBlockBytes: options.maxHeaderBlockBytes,
       // A DATA frame that spans reads flows into its body as its bytes arrive: views, no copy of the frame.
       dataInPieces: true,
     });
-    this.#tableCeiling = options.maxHeaderTableSizeCeiling ?? 65536;
+    this.#maxHeaderTableSizeCeiling = options.maxHeaderTableSizeCeiling ?? 65536;
     this.#maxHeaderListSize = options.maxHeaderListSize;
-    this.#hpack = new HpackDecoder({ maxTableSize: this.#tableCeiling, maxHeaderListSize: this.#maxHeaderListSize });
-    this.#bodyHighWaterMark = options.bodyHighWaterMark ?? 1 << 20;
+    // As for frames: until the receiver's SETTINGS_HEADER_TABLE_SIZE is known, the ceiling is the table size limit.
+    this.#hpack = new HpackDecoder({
+      maxTableSize: this.#maxHeaderTableSizeCeiling,
+      maxHeaderListSize: this.#maxHeaderListSize,
+    });
+    this.#bodyHighWaterMark = options.bodyHighWaterMark ?? DEFAULT_BODY_HIGH_WATER_MARK;
     this.#peer = options.peerSettings;
     this.#sink = options.settingsSink;
     const preface = options.preface ?? "detect";
@@ -546,7 +551,10 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
     // the first ACK. No header block has been decoded yet, so the HPACK decoder starts over with that table size.
     this.#frames.setMaxFrameSize(Math.max(HTTP2_DEFAULT_MAX_FRAME_SIZE, first.maxFrameSize ?? 0));
     this.#hpack = new HpackDecoder({
-      maxTableSize: Math.min(this.#tableCeiling, Math.max(INITIAL_HEADER_TABLE_SIZE, first.headerTableSize ?? 0)),
+      maxTableSize: Math.min(
+        this.#maxHeaderTableSizeCeiling,
+        Math.max(INITIAL_HEADER_TABLE_SIZE, first.headerTableSize ?? 0),
+      ),
       maxHeaderListSize: this.#maxHeaderListSize,
     });
   }
@@ -560,11 +568,13 @@ class Http2Connection implements StreamDecoder<Uint8Array, Http2Message> {
     if (first) {
       // From the lenient values to the acknowledged ones (a value not announced keeps its initial value).
       this.#frames.setMaxFrameSize(settings.maxFrameSize ?? HTTP2_DEFAULT_MAX_FRAME_SIZE);
-      this.#hpack.setMaxTableSize(Math.min(this.#tableCeiling, settings.headerTableSize ?? INITIAL_HEADER_TABLE_SIZE));
+      this.#hpack.setMaxTableSize(
+        Math.min(this.#maxHeaderTableSizeCeiling, settings.headerTableSize ?? INITIAL_HEADER_TABLE_SIZE),
+      );
     } else {
       if (settings.maxFrameSize !== undefined) this.#frames.setMaxFrameSize(settings.maxFrameSize);
       if (settings.headerTableSize !== undefined) {
-        this.#hpack.setMaxTableSize(Math.min(this.#tableCeiling, settings.headerTableSize));
+        this.#hpack.setMaxTableSize(Math.min(this.#maxHeaderTableSizeCeiling, settings.headerTableSize));
       }
     }
     if (settings.maxHeaderListSize !== undefined) this.#headerListLimit = settings.maxHeaderListSize;

@@ -182,9 +182,9 @@ export class Http2FrameDecoder {
   #blockFrames = 0;
   #blockBytes = 0;
   #maxFrameSize: number;
-  readonly #ceiling: number;
-  readonly #maxContinuations: number;
-  readonly #maxBlockBytes: number;
+  readonly #maxFrameSizeCeiling: number;
+  readonly #maxContinuationFrames: number;
+  readonly #maxHeaderBlockBytes: number;
   readonly #dataInPieces: boolean;
   /** The pad length of the DATA frame handed on in pieces (-1 until its first payload byte has been read). */
   #piecePad = 0;
@@ -199,9 +199,12 @@ export class Http2FrameDecoder {
     this.#state = preface === "none" ? State.Header : State.Preface;
     this.#detect = preface === "detect";
     this.#maxFrameSize = checkFrameSize("maxFrameSize", options.maxFrameSize ?? HTTP2_DEFAULT_MAX_FRAME_SIZE);
-    this.#ceiling = checkFrameSize("maxFrameSizeCeiling", options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT);
-    this.#maxContinuations = checkCount("maxContinuationFrames", options.maxContinuationFrames ?? 64);
-    this.#maxBlockBytes = checkCount("maxHeaderBlockBytes", options.maxHeaderBlockBytes ?? 262144);
+    this.#maxFrameSizeCeiling = checkFrameSize(
+      "maxFrameSizeCeiling",
+      options.maxFrameSizeCeiling ?? HTTP2_MAX_FRAME_SIZE_LIMIT,
+    );
+    this.#maxContinuationFrames = checkCount("maxContinuationFrames", options.maxContinuationFrames ?? 64);
+    this.#maxHeaderBlockBytes = checkCount("maxHeaderBlockBytes", options.maxHeaderBlockBytes ?? 262144);
     this.#dataInPieces = options.dataInPieces === true;
   }
 
@@ -212,7 +215,7 @@ export class Http2FrameDecoder {
 
   /** The largest frame payload accepted now: the SETTINGS_MAX_FRAME_SIZE in force, capped by the ceiling. */
   get maxFrameSize(): number {
-    return Math.min(this.#maxFrameSize, this.#ceiling);
+    return Math.min(this.#maxFrameSize, this.#maxFrameSizeCeiling);
   }
 
   /**
@@ -362,11 +365,11 @@ export class Http2FrameDecoder {
         `${typeName(type)} frame of ${length} bytes exceeds SETTINGS_MAX_FRAME_SIZE (${this.#maxFrameSize})`,
       );
     }
-    if (length > this.#ceiling) {
+    if (length > this.#maxFrameSizeCeiling) {
       throw new DecodeError(
         "FRAME_SIZE_ERROR",
         at,
-        `${typeName(type)} frame of ${length} bytes exceeds the configured ceiling (${this.#ceiling})`,
+        `${typeName(type)} frame of ${length} bytes exceeds the configured ceiling (${this.#maxFrameSizeCeiling})`,
       );
     }
 
@@ -386,18 +389,18 @@ export class Http2FrameDecoder {
           `CONTINUATION on stream ${streamId} inside the field block of stream ${this.#blockStream}`,
         );
       }
-      if (++this.#blockFrames > this.#maxContinuations) {
+      if (++this.#blockFrames > this.#maxContinuationFrames) {
         throw new DecodeError(
           "HEADER_TOO_LARGE",
           at,
-          `field block of stream ${streamId} has more than ${this.#maxContinuations} CONTINUATION frames`,
+          `field block of stream ${streamId} has more than ${this.#maxContinuationFrames} CONTINUATION frames`,
         );
       }
-      if (this.#blockBytes + length > this.#maxBlockBytes) {
+      if (this.#blockBytes + length > this.#maxHeaderBlockBytes) {
         throw new DecodeError(
           "HEADER_TOO_LARGE",
           at,
-          `field block of stream ${streamId} is longer than ${this.#maxBlockBytes} bytes`,
+          `field block of stream ${streamId} is longer than ${this.#maxHeaderBlockBytes} bytes`,
         );
       }
     } else if (type === CONTINUATION) {
@@ -667,11 +670,11 @@ export class Http2FrameDecoder {
 
   /** Starts the field block of a HEADERS or PUSH_PROMISE frame whose fragment has `bytes` bytes. */
   #openBlock(bytes: number, endHeaders: boolean): void {
-    if (bytes > this.#maxBlockBytes) {
+    if (bytes > this.#maxHeaderBlockBytes) {
       throw new DecodeError(
         "HEADER_TOO_LARGE",
         this.#frameOffset,
-        `field block of stream ${this.#streamId} is longer than ${this.#maxBlockBytes} bytes`,
+        `field block of stream ${this.#streamId} is longer than ${this.#maxHeaderBlockBytes} bytes`,
       );
     }
     if (!endHeaders) {

@@ -95,7 +95,7 @@ const OPCODE_NAMES: Record<number, string> = {
  */
 export class WebSocketFrameDecoder implements StreamDecoder<Uint8Array, WebSocketMessage> {
   readonly #masked: boolean;
-  readonly #max: number;
+  readonly #maxEventBytes: number;
   readonly #utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   /** Bytes consumed before the current chunk. */
   #offset = 0;
@@ -123,14 +123,14 @@ export class WebSocketFrameDecoder implements StreamDecoder<Uint8Array, WebSocke
   #closedAt = -1;
 
   constructor(options: WebSocketFrameDecoderOptions) {
-    const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
-    if (!Number.isSafeInteger(max) || max < 0) {
-      throw new RangeError(`maxEventBytes must be a non-negative integer, not ${max}`);
+    const maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+    if (!Number.isSafeInteger(maxEventBytes) || maxEventBytes < 0) {
+      throw new RangeError(`maxEventBytes must be a non-negative integer, not ${maxEventBytes}`);
     }
     if (options.sender !== "client" && options.sender !== "server") {
       throw new TypeError(`sender must be "client" or "server", not ${JSON.stringify(options.sender)}`);
     }
-    this.#max = max;
+    this.#maxEventBytes = maxEventBytes;
     this.#masked = options.sender === "client";
   }
 
@@ -325,13 +325,13 @@ export class WebSocketFrameDecoder implements StreamDecoder<Uint8Array, WebSocke
     }
     if (this.#opcode < OP_CLOSE) {
       const message = this.#opcode === OP_CONTINUATION ? this.#messageLength + length : length;
-      if (message > this.#max) {
+      if (message > this.#maxEventBytes) {
         throw new DecodeError(
           "MESSAGE_TOO_LARGE",
           this.#frameStart,
           this.#opcode === OP_CONTINUATION
-            ? `websocket: a continuation frame of ${length} bytes takes the message begun at byte ${this.#messageStart} to ${message} bytes, over maxEventBytes (${this.#max} bytes)`
-            : `websocket: a ${this.#opcodeName()} frame of ${length} bytes is over maxEventBytes (${this.#max} bytes)`,
+            ? `websocket: a continuation frame of ${length} bytes takes the message begun at byte ${this.#messageStart} to ${message} bytes, over maxEventBytes (${this.#maxEventBytes} bytes)`
+            : `websocket: a ${this.#opcodeName()} frame of ${length} bytes is over maxEventBytes (${this.#maxEventBytes} bytes)`,
         );
       }
     }

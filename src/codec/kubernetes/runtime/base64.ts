@@ -6,7 +6,7 @@
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// Engines that implement the TC39 Uint8Array base64 proposal (Deno, Bun, Node >= 25) encode natively.
+// Engines that implement the TC39 Uint8Array base64 proposal (`Uint8Array.prototype.toBase64`) encode natively.
 type NativeBase64 = (this: Uint8Array) => string;
 const nativeToBase64 = (Uint8Array.prototype as unknown as { toBase64?: NativeBase64 }).toBase64;
 
@@ -39,7 +39,7 @@ const ascii = new TextDecoder("utf-8", { ignoreBOM: true });
  */
 export function base64Std(bytes: Uint8Array, start: number, end: number): string {
   if (start === end) return "";
-  // The native encoder has a per-call cost (high in Deno) that short inputs do not repay.
+  // The native encoder has a per-call cost that short inputs do not repay.
   if (nativeToBase64 !== undefined && end - start > SHORT_MAX) return nativeToBase64.call(bytes.subarray(start, end));
   return encodeTable(bytes, start, end);
 }

@@ -7,7 +7,7 @@
 
 import { sameBytes } from "./same_bytes.ts";
 
-// Not fatal (fatal decoding is several times slower in Deno): the result holds U+FFFD only if the input is ill-formed
+// Not fatal (fatal decoding costs more in some runtimes): the result holds U+FFFD only if the input is ill-formed
 // or spells U+FFFD itself, and then the Go-semantics path decodes it again. WHATWG's notion of well-formed UTF-8 is
 // Go's (no surrogates, no overlongs, nothing above U+10FFFF), so any other result is exactly Go's string.
 // ignoreBOM: a leading U+FEFF is part of the Go string and must be kept.
@@ -16,7 +16,7 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 // Strings that repeat across objects (label and annotation keys, namespaces, field managers, kinds, condition types
 // and messages, image names, owners' UIDs) are interned in two direct-mapped tables keyed by their bytes: a repeat
 // then costs a hash and a compare instead of building a string. A colliding string replaces the entry.
-// - ASCII strings of 1-32 bytes: on V8 building them with String.fromCharCode beats TextDecoder's fixed per-call
+// - ASCII strings of 1-32 bytes: building them with String.fromCharCode costs less than TextDecoder's fixed per-call
 //   cost up to about this length, so a miss builds them that way.
 // - Any string of 33-128 bytes: a miss decodes it as a longer string is decoded, and keeps what that gave. Strings of
 //   65-128 bytes (image names with digests, messages) are compared four bytes at a time when the caller passes a

@@ -4,10 +4,9 @@
  *
  * Such a property is an own enumerable accessor whose value is kept, once decoded or assigned, in a private field of
  * the object: so `JSON.stringify`, spreading, `structuredClone` and deep equality see the value the full decoding
- * gives, the object keeps V8's fast properties (turning an accessor into a data property makes it a dictionary, whose
- * reads are several times slower), and a frozen object still reads. Kept because decoding these collections only when
- * read buys far more than 10% on metadata mode's decoding, an informer's sync and churn, and the memory of each
- * object kept (bench/RESULTS.md, "Mechanisms").
+ * gives, the object keeps its fast properties (turning an accessor into a data property makes the object a
+ * dictionary, whose reads are slower), and a frozen object still reads.
+ * Kept: metadata mode's decode, informer, memory rows (bench/RESULTS.md §11, "What each optimisation mechanism buys").
  *
  * @module
  */
@@ -31,8 +30,8 @@ export interface PrivateSlot<T> {
 /**
  * A private field that can be put on any object (each call makes a field of its own): invisible to keys,
  * `JSON.stringify`, spreading, `structuredClone` and deep equality, and the object's prototype stays what it was.
- * Cheaper than a `WeakMap` entry, which also costs the garbage collector an ephemeron per object: kept because it buys
- * more than 10% on metadata mode's decoding (bench/RESULTS.md, "Mechanisms").
+ * Cheaper than a `WeakMap` entry, which also costs the garbage collector an ephemeron per object.
+ * Kept: metadata mode's decode rows (bench/RESULTS.md §11, "What each optimisation mechanism buys").
  */
 export function privateSlot<T>(): PrivateSlot<T> {
   class Slot extends Identity {

@@ -6,8 +6,8 @@
  * event to event and from object to object: every update of a Node by its kubelet carries the same status fields,
  * every Pod of a Deployment the same spec fields. Parsing it is most of the cost of a `metadata`, and parsing many
  * small texts is slow, slower than making the same objects from their recorded keys. So bytes seen before give a new
- * tree of new objects made from their recorded keys, with no decoding and no parsing. Kept because it buys more than
- * 10% on the headline decode rows of full mode (bench/RESULTS.md, "Mechanisms").
+ * tree of new objects made from their recorded keys, with no decoding and no parsing.
+ * Kept: the headline full-mode decode rows (bench/RESULTS.md §11, "What each optimisation mechanism buys").
  *
  * Exactly `JSON.parse`'s result: a shape is recorded from what `JSON.parse` returned (keys in the order
  * `Object.keys` lists them, which assignment in the same order reproduces, integer-like keys included), only for trees

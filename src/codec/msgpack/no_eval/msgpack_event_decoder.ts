@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../../events.ts";
 import type { StreamDecoder } from "../../../streams/decoder_stream.ts";
-import { MsgpackEventReader } from "../format.ts";
+import { MsgpackEventReader } from "../msgpack_event_reader.ts";
 import type { MsgpackEventDecoderOptions } from "../msgpack_event_decoder_stream.ts";
 import { InOrder, type UnpackrModule } from "../msgpackr.ts";
 import { msgpackrUnpackrNoEval, newUnpackrNoEval } from "../unpackr_no_eval.ts";

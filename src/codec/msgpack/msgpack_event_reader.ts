@@ -25,7 +25,7 @@ import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { FrameSplitter, MAX_FRAME_LENGTH } from "../../framing/frame_splitter.ts";
 import { DEFAULT_MAX_EVENT_BYTES } from "../../limits.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import { toWatchEvent } from "../watch_event.ts";
+import { toWatchEvent } from "../watch_event_decoder_stream.ts";
 import { fromWire } from "./json_values.ts";
 
 /** The header frame's payload: `WWMP` and the format version. */

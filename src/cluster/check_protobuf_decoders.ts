@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { KubernetesProtobufOptions } from "../codec/kubernetes/object_reader.ts";
+import type { KubernetesProtobufOptions } from "../codec/kubernetes/protobuf_options.ts";
 import { ClusterAccessError } from "./errors.ts";
 
 /**

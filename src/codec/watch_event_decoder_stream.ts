@@ -27,7 +27,7 @@ export function toWatchEvent<T = KubernetesObject>(value: unknown): WatchEvent<T
   const { type, object } = value as { type?: unknown; object?: unknown };
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
     const { kind, items } = value as { kind?: unknown; items?: unknown };
-    if (Array.isArray(items) && type === undefined) {
+    if ((Array.isArray(items) || items === null) && type === undefined) {
       const what = typeof kind === "string" ? `a ${kind.slice(0, 64)}` : "a list";
       throw new DecodeError(
         "EVENT_INVALID",

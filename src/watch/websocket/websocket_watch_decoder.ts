@@ -6,8 +6,12 @@
  */
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import { WebSocketFrameDecoder } from "./websocket_frame_decoder.ts";
-import type { WebSocketCloseMessage, WebSocketMessage, WebSocketSender } from "./websocket_message.ts";
+import { WebSocketFrameDecoder } from "../../transport/websocket/websocket_frame_decoder.ts";
+import type {
+  WebSocketCloseMessage,
+  WebSocketMessage,
+  WebSocketSender,
+} from "../../transport/websocket/websocket_message.ts";
 import { WebSocketWatchEventDecoder, type WebSocketWatchEventOptions } from "./websocket_watch_event_decoder.ts";
 
 /**

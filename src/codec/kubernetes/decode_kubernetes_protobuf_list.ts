@@ -6,7 +6,8 @@
  */
 import { ProtobufCursor } from "../protobuf/cursor.ts";
 import { parseKubernetesEnvelope } from "./envelope.ts";
-import { KubernetesObjectReader, type KubernetesProtobufOptions } from "./object_reader.ts";
+import { KubernetesObjectReader } from "./object_reader.ts";
+import type { KubernetesProtobufOptions } from "./protobuf_options.ts";
 import { listMetaDecoder } from "./meta_decoders.ts";
 import type { JsonObject } from "./registry.ts";
 

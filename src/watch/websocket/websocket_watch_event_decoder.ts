@@ -6,11 +6,11 @@
  */
 import { DecodeError } from "../../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
-import type { KubernetesProtobufOptions } from "../../codec/kubernetes/object_reader.ts";
+import type { KubernetesProtobufOptions } from "../../codec/kubernetes/protobuf_options.ts";
 import { KubernetesProtobufWatchFrameDecoder } from "../../codec/kubernetes/protobuf_watch_frame_decoder.ts";
-import { toWatchEvent } from "../../codec/watch_event.ts";
+import { toWatchEvent } from "../../codec/watch_event_decoder_stream.ts";
 import type { StreamDecoder } from "../../streams/decoder_stream.ts";
-import type { WebSocketMessage } from "./websocket_message.ts";
+import type { WebSocketMessage } from "../../transport/websocket/websocket_message.ts";
 
 /**
  * Options of {@linkcode WebSocketWatchEventDecoder} and `WebSocketWatchEventDecoderStream`.

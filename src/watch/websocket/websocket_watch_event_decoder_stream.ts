@@ -7,7 +7,7 @@
 import type { KubernetesObject, WatchEvent } from "../../events.ts";
 import { DecoderStream } from "../../streams/decoder_stream.ts";
 import { WebSocketWatchEventDecoder, type WebSocketWatchEventOptions } from "./websocket_watch_event_decoder.ts";
-import type { WebSocketMessage } from "./websocket_message.ts";
+import type { WebSocketMessage } from "../../transport/websocket/websocket_message.ts";
 
 /**
  * The messages of a Kubernetes watch over WebSocket (as `WebSocketFrameDecoderStream` hands them on) to typed
