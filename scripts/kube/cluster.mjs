@@ -326,6 +326,11 @@ export async function stopCluster(dir) {
   }
 }
 
+/** `text` as one shell word for `eval`: as it is when plain, else single-quoted (a path with spaces, say). */
+function shellWord(text) {
+  return /^[\w./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
 function parseFlags(argv) {
   const flags = { featureGates: {}, args: [] };
   for (let i = 0; i < argv.length; i++) {
@@ -353,7 +358,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     const cluster = await startCluster({ ...flags, dir });
     console.error(`== etcd ${cluster.etcdUrl}, kube-apiserver ${cluster.server} (ready in ${cluster.startSeconds} s)`);
     console.error(`== contexts: token (current), certificate, exec; stop with: node scripts/kube/cluster.mjs stop`);
-    console.log(`export KUBECONFIG=${cluster.kubeconfig}`);
+    console.log(`export KUBECONFIG=${shellWord(cluster.kubeconfig)}`);
     process.exit(0);
   } else if (command === "stop") {
     await stopCluster(dir);
