@@ -127,3 +127,22 @@ test("watch list by mistake: an empty List whose items are null (as Go writes a 
   assert.ok(error instanceof DecodeError, String(error));
   assert.match(error.message, /the body is a PodList \(a list's answer\).*watch=true left out/);
 });
+
+test("watch list by mistake: a pretty-printed List (?pretty=true, or curl's) says so however the body is cut", async () => {
+  const list = JSON.parse(new TextDecoder().decode(JSON_LIST)) as unknown;
+  const decode = (source: ReadableStream<Uint8Array>) =>
+    decodeWatchResponse(new Response(source, { headers: { "content-type": "application/json" } }));
+  const pattern = /one JSON document over several lines \(pretty-printed; a list's answer\?\).*watch=true left out/;
+  for (const lineBreak of ["\n", "\r\n"]) {
+    const body = utf8(JSON.stringify(list, null, 2).replaceAll("\n", lineBreak) + lineBreak);
+    const { values, error } = await assertSplitInvariant(body, decode, { runs: 50 });
+    assert.deepEqual(values, []);
+    assert.ok(error instanceof DecodeError, String(error));
+    assert.equal(error.code, "JSON_INVALID");
+    assert.equal(error.offset, 0);
+    assert.match(error.message, pattern);
+  }
+  // A body whose first line is some other bad JSON keeps the plain message.
+  const { error } = await drain(decode(new Blob(["{oops\n"]).stream()));
+  assert.ok(error instanceof DecodeError && error.message.startsWith("line is not valid JSON"), String(error));
+});

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { DecodeError } from "../errors.ts";
 import type { KubernetesObject, WatchEvent } from "../events.ts";
 import { type NdjsonDecoderOptions, NdjsonLineParser } from "./ndjson_decoder_stream.ts";
 import { toWatchEvent } from "./watch_event_decoder_stream.ts";
@@ -46,7 +47,48 @@ export type JsonWatchEventDecoderOptions = Pick<NdjsonDecoderOptions<unknown>, "
  * ```
  */
 export class JsonWatchEventDecoder<T = KubernetesObject> extends NdjsonLineParser<WatchEvent<T>> {
+  /** The body's first two bytes, as they arrive (`-1` for one not seen yet). */
+  readonly #head = [-1, -1];
+  #seen = 0;
+
   constructor(options: JsonWatchEventDecoderOptions = {}) {
     super({ ...options, map: toWatchEvent<T> });
+  }
+
+  override push(chunk: Uint8Array, emit: (value: WatchEvent<T>) => void): void {
+    for (let i = 0; this.#seen < 2 && i < chunk.length; i++) this.#head[this.#seen++] = chunk[i];
+    try {
+      super.push(chunk, emit);
+    } catch (error) {
+      throw this.#explained(error);
+    }
+  }
+
+  override finish(emit: (value: WatchEvent<T>) => void): void {
+    try {
+      super.finish(emit);
+    } catch (error) {
+      throw this.#explained(error);
+    }
+  }
+
+  /**
+   * A body that opens a JSON document over several lines (`{` and a line break: Go's indented JSON, which
+   * kube-apiserver writes for `?pretty=true` or to curl) is not a watch, whose events are one per line: most likely a
+   * list's answer. Its first line's error says so; any other error is left as it is.
+   */
+  #explained(error: unknown): unknown {
+    const [first, second] = this.#head;
+    if (
+      !(error instanceof DecodeError) || error.code !== "JSON_INVALID" || error.offset !== 0 || first !== 0x7b ||
+      (second !== 0x0a && second !== 0x0d)
+    ) return error;
+    return new DecodeError(
+      "JSON_INVALID",
+      0,
+      "the body is one JSON document over several lines (pretty-printed; a list's answer?), not a stream of watch " +
+        "events, one per line: was watch=true left out of the URL?",
+      { cause: error },
+    );
   }
 }
