@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CaptureConnectionsOptions } from "../capture/capture_connections.ts";
+import type { CaptureConnectionEvent, CaptureConnectionsOptions } from "../capture/capture_connections.ts";
 import type { CaptureTime } from "../capture/records.ts";
 import type { EtcdEvent } from "../codec/etcd/watch_response.ts";
 import type { WatchEvent } from "../events.ts";
@@ -190,14 +190,9 @@ export type CaptureItem =
   /** A connection's end. */
   | { readonly kind: "close"; readonly connection: number; readonly reason: string; readonly time: CaptureTime }
   /** The end of the capture: what was in it. */
-  | {
-    readonly kind: "summary";
-    readonly packets: number;
-    readonly skipped: Readonly<Record<string, number>>;
-    readonly connections: number;
-    readonly gaps: number;
+  | (Extract<CaptureConnectionEvent, { kind: "summary" }> & {
     /** `resumed` items: how many times decoding went on after a gap. */
     readonly resumed: number;
     readonly responses: number;
     readonly events: number;
-  };
+  });
